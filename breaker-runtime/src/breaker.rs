@@ -1,0 +1,505 @@
+//! The state machine: admission, recording, and every transition in one place.
+//!
+//! The closed circuit is the hot path and takes no lock: admission is one atomic load, recording
+//! goes to the lock-free window. Everything rarer (a transition, a half-open probe, an operator's
+//! command) runs under one mutex whose critical sections do no I/O, call no user code and never
+//! await. Every transition re-reads the state word under that mutex and goes ahead only if the
+//! word is still the one that prompted it, so racing tasks cause exactly one transition, and
+//! events are delivered after the mutex is released.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::time::Instant;
+
+use crate::clock::{self, Nanos, duration_nanos};
+use crate::events::{self, Listeners, Subscription, Transition};
+use crate::permit::{Kind, Permit};
+use crate::probes::Probes;
+use crate::state::Word;
+use crate::window::{Outcome, Tally, Window};
+use crate::{BreakerError, Config, Name, State};
+
+/// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
+/// it fails too often, so callers fail fast instead of waiting on it.
+///
+/// The `#[circuit_breaker]` attribute declares one per function; build one by hand for closures
+/// and integrations:
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Breaker, Config, State};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let breaker = Breaker::new(
+///     Config::builder().name("search").count_window(4).timeout(Duration::from_millis(200)).build()?,
+/// );
+/// for _ in 0..4 {
+///     let failed: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+///     let _ = breaker.call(async { failed }).await;
+/// }
+/// assert_eq!(breaker.state(), State::Open);
+/// assert!(breaker.call(async { Ok::<_, std::io::Error>(()) }).await.unwrap_err().is_rejection());
+/// # Ok(())
+/// # }
+/// ```
+pub struct Breaker {
+    state: AtomicU64,
+    /// When the open circuit admits its next probe; written before the state word announces Open.
+    open_until: AtomicU64,
+    window: Window,
+    config: Config,
+    cold: Mutex<Cold>,
+    listeners: Arc<Listeners>,
+    registered: AtomicBool,
+}
+
+/// What only the rare paths touch.
+struct Cold {
+    probes: Probes,
+    /// Failed probes in a row since the circuit last closed: the break grows with it.
+    failed_probes: u32,
+    last_transition: Option<Nanos>,
+}
+
+/// A point-in-time view of a breaker, for dashboards and health checks.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Snapshot {
+    /// The breaker's configuration, its name included.
+    pub config: Config,
+    /// Its state.
+    pub state: State,
+    /// Outcomes in the window (closed only; every transition empties it).
+    pub calls: u32,
+    /// Failures among them.
+    pub failures: u32,
+    /// Slow successes among them.
+    pub slow: u32,
+    /// Failures as a percentage of the window's outcomes.
+    pub failure_rate: f64,
+    /// Slow successes as a percentage of the window's outcomes.
+    pub slow_rate: f64,
+    /// Probes running now (half-open only).
+    pub probes_in_flight: u32,
+    /// When the open circuit admits its next probe.
+    pub next_probe_at: Option<Instant>,
+    /// When the breaker last changed state; `None` if it never has.
+    pub last_transition: Option<Instant>,
+}
+
+impl Snapshot {
+    /// The breaker's name.
+    pub fn name(&self) -> &Name {
+        self.config.name()
+    }
+}
+
+impl Breaker {
+    /// A closed breaker with an empty window.
+    pub fn new(config: Config) -> Breaker {
+        let start = Word::new(0, State::Closed);
+        Breaker {
+            state: AtomicU64::new(start.0),
+            open_until: AtomicU64::new(0),
+            window: Window::new(config.window(), start.generation()),
+            cold: Mutex::new(Cold {
+                probes: Probes::new(config.probes()),
+                failed_probes: 0,
+                last_transition: None,
+            }),
+            config,
+            listeners: Arc::default(),
+            registered: AtomicBool::new(false),
+        }
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &Name {
+        self.config.name()
+    }
+
+    /// The breaker's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The breaker's state now. An open circuit whose break has passed still reads `Open` until
+    /// the next call arrives and becomes its probe.
+    pub fn state(&self) -> State {
+        self.word().state()
+    }
+
+    fn word(&self) -> Word {
+        // Acquire pairs with the Release store of every transition, so whoever sees a state also
+        // sees what the transition prepared for it (the emptied window, the open deadline).
+        Word(self.state.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn generation(&self) -> u32 {
+        self.word().generation()
+    }
+
+    fn cold(&self) -> MutexGuard<'_, Cold> {
+        // No code that can panic runs under this lock, but a poisoned lock must not wedge the
+        // breaker either: its data is consistent after every statement.
+        self.cold.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Asks to make a call: a [`Permit`] to run it, or the rejection to answer with instead.
+    ///
+    /// The permit must be given the call's outcome ([`Permit::record`]); a permit dropped
+    /// without one counts as a cancelled call and records nothing.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, Verdict};
+    ///
+    /// let breaker = Breaker::new(Config::default());
+    /// let permit = breaker.try_acquire().expect("a new breaker is closed");
+    /// permit.record(Verdict::Success);
+    /// assert_eq!(breaker.snapshot().calls, 1);
+    /// ```
+    pub fn try_acquire(&self) -> Result<Permit<'_>, BreakerError> {
+        loop {
+            let word = self.word();
+            match word.state() {
+                State::Closed => {
+                    let kind = Kind::Closed {
+                        generation: word.generation(),
+                    };
+                    return Ok(Permit::new(self, kind, self.slow_clock()));
+                }
+                State::Disabled => return Ok(Permit::new(self, Kind::Unrecorded, None)),
+                State::ForcedOpen => return Err(self.rejected_open(None)),
+                State::Open => {
+                    let until = self.open_until.load(Ordering::Acquire);
+                    let now = clock::now();
+                    if now < until {
+                        return Err(self.rejected_open(Some(until)));
+                    }
+                    if let Some(permit) = self.probe_after_break(word, now) {
+                        return Ok(permit);
+                    }
+                }
+                State::HalfOpen => match self.admit_probe(word) {
+                    Admission::Probe(permit) => return Ok(permit),
+                    Admission::Full => {
+                        return Err(BreakerError::HalfOpenFull {
+                            breaker: self.name().clone(),
+                            probes: self.config.probes(),
+                        });
+                    }
+                    Admission::Moved => {}
+                },
+            }
+        }
+    }
+
+    /// When slow calls are detected, the time a call starts; otherwise no clock is read.
+    fn slow_clock(&self) -> Option<Nanos> {
+        self.config.slow_call().map(|_| clock::now())
+    }
+
+    fn rejected_open(&self, until: Option<Nanos>) -> BreakerError {
+        BreakerError::Open {
+            breaker: self.name().clone(),
+            next_probe_at: until.map(clock::to_instant),
+        }
+    }
+
+    /// The first call after the break: it moves the circuit to half-open and becomes its probe.
+    /// `None` when another task moved the state first.
+    fn probe_after_break(&self, seen: Word, now: Nanos) -> Option<Permit<'_>> {
+        let (permit, event) = {
+            let mut cold = self.cold();
+            if self.word() != seen {
+                return None;
+            }
+            let event = self.transition(&mut cold, seen, State::HalfOpen, Tally::EMPTY, now);
+            let generation = seen.next(State::HalfOpen).generation();
+            // The slots were just emptied, so the first probe always finds one.
+            let id = cold
+                .probes
+                .admit(now, duration_nanos(self.config.break_duration()));
+            let permit =
+                id.map(|id| Permit::new(self, Kind::Probe { generation, id }, self.slow_clock()));
+            (permit, event)
+        };
+        self.emit(event);
+        permit
+    }
+
+    fn admit_probe(&self, seen: Word) -> Admission<'_> {
+        let mut cold = self.cold();
+        if self.word() != seen {
+            return Admission::Moved;
+        }
+        let now = clock::now();
+        match cold
+            .probes
+            .admit(now, duration_nanos(self.config.break_duration()))
+        {
+            Some(id) => {
+                drop(cold);
+                let kind = Kind::Probe {
+                    generation: seen.generation(),
+                    id,
+                };
+                Admission::Probe(Permit::new(self, kind, self.slow_clock()))
+            }
+            None => Admission::Full,
+        }
+    }
+
+    /// Records the outcome of a call admitted as `kind`. `None` means it was ignored or
+    /// cancelled: it records nothing, and frees its probe slot if it held one.
+    pub(crate) fn finish(&self, kind: Kind, started: Option<Nanos>, outcome: Option<Outcome>) {
+        let outcome = outcome.map(|o| self.slow_or(o, started));
+        match kind {
+            Kind::Closed { generation } => {
+                if let Some(outcome) = outcome {
+                    self.record_closed(generation, outcome);
+                }
+            }
+            Kind::Probe { generation, id } => self.finish_probe(generation, id, outcome),
+            Kind::Unrecorded => {}
+        }
+    }
+
+    fn slow_or(&self, outcome: Outcome, started: Option<Nanos>) -> Outcome {
+        match (outcome, self.config.slow_call(), started) {
+            (Outcome::Success, Some(limit), Some(started))
+                if clock::now().saturating_sub(started) > duration_nanos(limit) =>
+            {
+                Outcome::Slow
+            }
+            _ => outcome,
+        }
+    }
+
+    fn record_closed(&self, generation: u32, outcome: Outcome) {
+        let tally = self
+            .window
+            .record(generation, outcome, clock::now, || self.generation());
+        if let Some(tally) = tally.filter(|t| self.should_open(*t)) {
+            self.trip(generation, tally);
+        }
+    }
+
+    fn should_open(&self, t: Tally) -> bool {
+        t.calls >= self.config.min_calls()
+            && (self.config.threshold().reached_by(t.failures, t.calls)
+                || (self.config.slow_call().is_some()
+                    && self.config.slow_threshold().reached_by(t.slow, t.calls)))
+    }
+
+    fn trip(&self, generation: u32, tally: Tally) {
+        let event = {
+            let mut cold = self.cold();
+            let seen = self.word();
+            if seen != Word::new(generation, State::Closed) {
+                return;
+            }
+            self.transition(&mut cold, seen, State::Open, tally, clock::now())
+        };
+        self.emit(event);
+    }
+
+    fn finish_probe(&self, generation: u32, id: u64, outcome: Option<Outcome>) {
+        let event = {
+            let mut cold = self.cold();
+            let seen = self.word();
+            if seen != Word::new(generation, State::HalfOpen) {
+                return;
+            }
+            cold.probes.release(id);
+            match outcome {
+                None => return,
+                Some(Outcome::Success) => {
+                    cold.probes.successes += 1;
+                    if cold.probes.successes < self.config.probes() {
+                        return;
+                    }
+                    self.transition(&mut cold, seen, State::Closed, Tally::EMPTY, clock::now())
+                }
+                // A slow probe only exists when slow calls are detected, and then it fails.
+                Some(Outcome::Failure | Outcome::Slow) => {
+                    cold.failed_probes = cold.failed_probes.saturating_add(1);
+                    self.transition(&mut cold, seen, State::Open, Tally::EMPTY, clock::now())
+                }
+            }
+        };
+        self.emit(event);
+    }
+
+    /// Moves from `from` (which the caller checked under the lock) to `to`, preparing the new
+    /// period before the state word announces it.
+    fn transition(
+        &self,
+        cold: &mut Cold,
+        from: Word,
+        to: State,
+        tally: Tally,
+        now: Nanos,
+    ) -> Transition {
+        let next = from.next(to);
+        cold.probes.clear();
+        match to {
+            State::Closed => {
+                self.window.reset(next.generation());
+                cold.failed_probes = 0;
+            }
+            State::Open => {
+                let pause = duration_nanos(self.config.break_after(cold.failed_probes));
+                self.open_until
+                    .store(now.saturating_add(pause), Ordering::Relaxed);
+            }
+            State::HalfOpen | State::ForcedOpen | State::Disabled => {}
+        }
+        // Release publishes the emptied window and the deadline with the new state.
+        self.state.store(next.0, Ordering::Release);
+        cold.last_transition = Some(now);
+        Transition {
+            breaker: self.name().clone(),
+            from: from.state(),
+            to,
+            at: clock::to_instant(now),
+            failure_rate: rate(tally.failures, tally.calls),
+            slow_rate: rate(tally.slow, tally.calls),
+            calls: tally.calls,
+        }
+    }
+
+    /// Holds the circuit open: every call is rejected until [`reset`](Self::reset).
+    pub fn force_open(&self) {
+        self.command(State::ForcedOpen);
+    }
+
+    /// Holds the circuit closed: every call runs and nothing is recorded, until
+    /// [`reset`](Self::reset).
+    pub fn disable(&self) {
+        self.command(State::Disabled);
+    }
+
+    /// Closes the circuit with an empty window and the break back at its base length,
+    /// releasing a forced state.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, State};
+    ///
+    /// let breaker = Breaker::new(Config::default());
+    /// breaker.force_open();
+    /// assert_eq!(breaker.state(), State::ForcedOpen);
+    /// breaker.reset();
+    /// assert_eq!(breaker.state(), State::Closed);
+    /// ```
+    pub fn reset(&self) {
+        self.command(State::Closed);
+    }
+
+    fn command(&self, to: State) {
+        let event = {
+            let mut cold = self.cold();
+            let seen = self.word();
+            if seen.state() == to && to != State::Closed {
+                return;
+            }
+            self.transition(&mut cold, seen, to, Tally::EMPTY, clock::now())
+        };
+        if event.from != event.to {
+            self.emit(event);
+        }
+    }
+
+    /// Calls `listener` after every transition of this breaker, outside every lock of the
+    /// breaker's, so it may call back into it.
+    pub fn on_transition(
+        &self,
+        listener: impl Fn(&Transition) + Send + Sync + 'static,
+    ) -> Subscription {
+        self.listeners.subscribe(listener)
+    }
+
+    pub(crate) fn mark_registered(&self) -> bool {
+        !self.registered.swap(true, Ordering::AcqRel)
+    }
+
+    fn emit(&self, transition: Transition) {
+        events::trace(&transition);
+        self.listeners.deliver(&transition);
+        if self.registered.load(Ordering::Acquire) {
+            crate::registry::deliver(&transition);
+        }
+    }
+
+    /// What the breaker holds now.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, State, Verdict};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(10).build().unwrap());
+    /// breaker.try_acquire().unwrap().record(Verdict::Failure);
+    /// breaker.try_acquire().unwrap().record(Verdict::Success);
+    /// let snapshot = breaker.snapshot();
+    /// assert_eq!((snapshot.state, snapshot.calls, snapshot.failures), (State::Closed, 2, 1));
+    /// assert_eq!(snapshot.failure_rate, 50.0);
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        let (word, probes_in_flight, last_transition) = {
+            let cold = self.cold();
+            (self.word(), cold.probes.in_flight(), cold.last_transition)
+        };
+        let tally = match word.state() {
+            State::Closed => self.window.tally(word.generation(), clock::now),
+            _ => Tally::EMPTY,
+        };
+        let next_probe_at = (word.state() == State::Open)
+            .then(|| clock::to_instant(self.open_until.load(Ordering::Acquire)));
+        Snapshot {
+            config: self.config.clone(),
+            state: word.state(),
+            calls: tally.calls,
+            failures: tally.failures,
+            slow: tally.slow,
+            failure_rate: rate(tally.failures, tally.calls),
+            slow_rate: rate(tally.slow, tally.calls),
+            probes_in_flight,
+            next_probe_at,
+            last_transition: last_transition.map(clock::to_instant),
+        }
+    }
+
+    /// Bytes this breaker occupies, its heap included.
+    pub fn memory_footprint(&self) -> usize {
+        std::mem::size_of::<Breaker>()
+            + self.window.heap_bytes()
+            + self.config.probes() as usize * std::mem::size_of::<Option<(u64, u64)>>()
+    }
+}
+
+enum Admission<'a> {
+    Probe(Permit<'a>),
+    Full,
+    /// The state changed under us: look again.
+    Moved,
+}
+
+fn rate(part: u32, whole: u32) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        f64::from(part) * 100.0 / f64::from(whole)
+    }
+}
+
+impl fmt::Debug for Breaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Breaker")
+            .field("name", self.name())
+            .field("state", &self.state())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}

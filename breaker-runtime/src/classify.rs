@@ -1,0 +1,138 @@
+//! Whether a call's result counts against the dependency.
+
+use std::io;
+use std::sync::Arc;
+
+use crate::BreakerError;
+
+/// Tells the breaker whether a value returned by a guarded call means the dependency is unwell.
+///
+/// Only failures count against the dependency. A business answer ("not found", "card declined")
+/// is the dependency working: classify it as not a failure and it is recorded as a success.
+/// Derive it on error enums with `#[derive(IsFailure)]`.
+///
+/// ```
+/// use breaker_runtime::IsFailure;
+///
+/// enum StockError { Unavailable, UnknownSku }
+///
+/// impl IsFailure for StockError {
+///     fn is_failure(&self) -> bool {
+///         matches!(self, StockError::Unavailable)
+///     }
+/// }
+///
+/// let declined: Result<u32, StockError> = Err(StockError::UnknownSku);
+/// assert!(!declined.is_failure());
+/// assert!(Err::<u32, _>(StockError::Unavailable).is_failure());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the circuit breaker cannot tell whether `{Self}` means the call failed",
+    label = "`{Self}` does not implement `IsFailure`",
+    note = "add `#[derive(IsFailure)]` to the error type, implement `breaker_runtime::IsFailure` for it, or pass `is_failure = path::to::fn` to the attribute"
+)]
+pub trait IsFailure {
+    /// The dependency is unwell: count this against it.
+    fn is_failure(&self) -> bool;
+
+    /// Neither success nor failure: record nothing.
+    fn is_ignored(&self) -> bool {
+        false
+    }
+}
+
+/// How a call's outcome is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// The dependency answered; counts as a success (or a slow success).
+    Success,
+    /// The dependency is unwell; counts as a failure.
+    Failure,
+    /// Record nothing.
+    Ignore,
+}
+
+impl Verdict {
+    /// The verdict for a value, through its [`IsFailure`] impl: ignored is checked first.
+    ///
+    /// ```
+    /// use breaker_runtime::{BreakerError, Verdict};
+    /// use std::io::{Error, ErrorKind};
+    ///
+    /// let missing: Result<(), Error> = Err(ErrorKind::NotFound.into());
+    /// assert_eq!(Verdict::of(&missing), Verdict::Success);
+    /// let reset: Result<(), Error> = Err(ErrorKind::ConnectionReset.into());
+    /// assert_eq!(Verdict::of(&reset), Verdict::Failure);
+    /// ```
+    pub fn of<T: IsFailure + ?Sized>(value: &T) -> Verdict {
+        if value.is_ignored() {
+            Verdict::Ignore
+        } else if value.is_failure() {
+            Verdict::Failure
+        } else {
+            Verdict::Success
+        }
+    }
+}
+
+impl<T, E: IsFailure> IsFailure for Result<T, E> {
+    fn is_failure(&self) -> bool {
+        self.as_ref().err().is_some_and(E::is_failure)
+    }
+
+    fn is_ignored(&self) -> bool {
+        self.as_ref().err().is_some_and(E::is_ignored)
+    }
+}
+
+/// `NotFound`, `PermissionDenied`, `InvalidInput` and `InvalidData` are answers; every other kind,
+/// time-outs and connection errors among them, is a failure.
+impl IsFailure for io::Error {
+    fn is_failure(&self) -> bool {
+        !matches!(
+            self.kind(),
+            io::ErrorKind::NotFound
+                | io::ErrorKind::PermissionDenied
+                | io::ErrorKind::InvalidInput
+                | io::ErrorKind::InvalidData
+        )
+    }
+}
+
+/// A timeout is a failure; a rejection by a nested breaker is ignored, since nothing was called.
+impl IsFailure for BreakerError {
+    fn is_failure(&self) -> bool {
+        self.is_timeout()
+    }
+
+    fn is_ignored(&self) -> bool {
+        self.is_rejection()
+    }
+}
+
+impl<E: IsFailure + ?Sized> IsFailure for Box<E> {
+    fn is_failure(&self) -> bool {
+        (**self).is_failure()
+    }
+    fn is_ignored(&self) -> bool {
+        (**self).is_ignored()
+    }
+}
+
+impl<E: IsFailure + ?Sized> IsFailure for Arc<E> {
+    fn is_failure(&self) -> bool {
+        (**self).is_failure()
+    }
+    fn is_ignored(&self) -> bool {
+        (**self).is_ignored()
+    }
+}
+
+impl<E: IsFailure + ?Sized> IsFailure for &E {
+    fn is_failure(&self) -> bool {
+        (**self).is_failure()
+    }
+    fn is_ignored(&self) -> bool {
+        (**self).is_ignored()
+    }
+}

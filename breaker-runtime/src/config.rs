@@ -1,0 +1,502 @@
+//! What a breaker is told: thresholds, window, timing and probing, validated once.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::Name;
+
+/// The largest count window: a count window keeps its tallies in one atomic word.
+pub const MAX_COUNT_WINDOW: u32 = 10_000;
+/// The most probes a half-open breaker may run at once.
+pub const MAX_PROBES: u32 = 1_000;
+/// The shortest time window: it is cut into ten buckets of at least 100 µs.
+pub const MIN_TIME_WINDOW: Duration = Duration::from_millis(1);
+
+const PARTS_PER_MILLION: u32 = 1_000_000;
+
+/// The sliding window of recorded outcomes the failure rate is judged over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Window {
+    /// The last `n` recorded outcomes.
+    Count(u32),
+    /// Every outcome recorded in the last `d` (and none older than `d + d/10`).
+    Time(Duration),
+}
+
+impl fmt::Display for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Window::Count(n) => write!(f, "last {n} calls"),
+            Window::Time(d) => write!(f, "last {d:?}"),
+        }
+    }
+}
+
+/// A percentage kept exactly as parts per million, so `33.3333%` means what it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rate(u32);
+
+impl Rate {
+    /// The whole: 100%.
+    pub const HUNDRED_PERCENT: Rate = Rate(PARTS_PER_MILLION);
+
+    /// A rate from parts per million (`500_000` is 50%), for `const` contexts.
+    #[doc(hidden)]
+    pub const fn from_ppm(ppm: u32) -> Self {
+        Rate(ppm)
+    }
+
+    /// The rate as a percentage.
+    pub fn percent(self) -> f64 {
+        f64::from(self.0) / 10_000.0
+    }
+
+    fn from_percent(percent: f64) -> Option<Self> {
+        if !(percent > 0.0 && percent <= 100.0) {
+            return None;
+        }
+        // In range (0, 100], so the product is in (0, 1e6] and the cast is exact after rounding.
+        let ppm = (percent * 10_000.0).round() as u32;
+        (ppm > 0).then_some(Rate(ppm))
+    }
+
+    /// Whether `part` out of `whole` reaches this rate (`>=`), in exact integer arithmetic.
+    pub(crate) fn reached_by(self, part: u32, whole: u32) -> bool {
+        whole > 0
+            && u64::from(part) * u64::from(PARTS_PER_MILLION)
+                >= u64::from(self.0) * u64::from(whole)
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%", self.percent())
+    }
+}
+
+/// A value the [`ConfigBuilder`] refused: names the field and the rule it broke.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A percentage outside (0, 100].
+    #[error("`{field}` must be a percentage greater than 0 and at most 100, got {value}")]
+    Percentage {
+        /// `threshold` or `slow_threshold`.
+        field: &'static str,
+        /// The refused value.
+        value: f64,
+    },
+    /// A count window of zero calls.
+    #[error("`window` must hold at least 1 call")]
+    EmptyWindow,
+    /// A count window above [`MAX_COUNT_WINDOW`].
+    #[error("`window` may hold at most {max} calls, got {value}; use a time window for more")]
+    WindowTooLarge {
+        /// The refused size.
+        value: u32,
+        /// The largest count window.
+        max: u32,
+    },
+    /// A time window shorter than [`MIN_TIME_WINDOW`].
+    #[error("a time `window` must be at least 1ms, got {value:?}")]
+    WindowTooShort {
+        /// The refused duration.
+        value: Duration,
+    },
+    /// `min_calls` of zero.
+    #[error("`min_calls` must be at least 1")]
+    ZeroMinCalls,
+    /// `min_calls` larger than the count window can ever hold.
+    #[error(
+        "`min_calls` ({min_calls}) cannot exceed the count window ({window}), or the circuit could never open"
+    )]
+    MinCallsAboveWindow {
+        /// The refused `min_calls`.
+        min_calls: u32,
+        /// The count window's size.
+        window: u32,
+    },
+    /// A duration of zero where time must pass.
+    #[error("`{field}` must be longer than zero")]
+    ZeroDuration {
+        /// `timeout`, `break_duration`, `max_break_duration` or `slow_call`.
+        field: &'static str,
+    },
+    /// `max_break_duration` below `break_duration`.
+    #[error("`max_break_duration` ({max:?}) must be at least `break_duration` ({base:?})")]
+    MaxBreakBelowBreak {
+        /// The refused maximum.
+        max: Duration,
+        /// The break it must not undercut.
+        base: Duration,
+    },
+    /// `probes` of zero, or above [`MAX_PROBES`].
+    #[error("`probes` must be between 1 and {max}, got {value}")]
+    Probes {
+        /// The refused count.
+        value: u32,
+        /// The most probes allowed.
+        max: u32,
+    },
+    /// `slow_threshold` without `slow_call`: nothing would ever be slow.
+    #[error(
+        "`slow_threshold` needs `slow_call`: set how long a call may take before it counts as slow"
+    )]
+    SlowThresholdWithoutSlowCall,
+}
+
+impl ConfigError {
+    /// The option the error is about.
+    ///
+    /// ```
+    /// use breaker_runtime::Config;
+    ///
+    /// let err = Config::builder().probes(0).build().unwrap_err();
+    /// assert_eq!(err.field(), "probes");
+    /// ```
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConfigError::Percentage { field, .. } | ConfigError::ZeroDuration { field } => field,
+            ConfigError::EmptyWindow
+            | ConfigError::WindowTooLarge { .. }
+            | ConfigError::WindowTooShort { .. } => "window",
+            ConfigError::ZeroMinCalls | ConfigError::MinCallsAboveWindow { .. } => "min_calls",
+            ConfigError::MaxBreakBelowBreak { .. } => "max_break_duration",
+            ConfigError::Probes { .. } => "probes",
+            ConfigError::SlowThresholdWithoutSlowCall => "slow_threshold",
+        }
+    }
+}
+
+/// A breaker's validated configuration. Build one with [`Config::builder`]; the defaults are
+/// those of the `#[circuit_breaker]` attribute.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, Window};
+///
+/// let config = Config::builder()
+///     .name("payments")
+///     .threshold(25.0)
+///     .time_window(Duration::from_secs(30))
+///     .timeout(Duration::from_secs(2))
+///     .build()?;
+/// assert_eq!(config.window(), Window::Time(Duration::from_secs(30)));
+/// assert_eq!(config.min_calls(), 10);
+/// # Ok::<(), breaker_runtime::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    name: Name,
+    threshold: Rate,
+    window: Window,
+    min_calls: u32,
+    timeout: Option<Duration>,
+    break_duration: Duration,
+    max_break_duration: Option<Duration>,
+    probes: u32,
+    slow_call: Option<Duration>,
+    slow_threshold: Rate,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::DEFAULT
+    }
+}
+
+impl Config {
+    const DEFAULT: Config = Config {
+        name: Name::from_static("breaker"),
+        threshold: Rate(500_000),
+        window: Window::Count(20),
+        min_calls: 20,
+        timeout: Some(Duration::from_secs(10)),
+        break_duration: Duration::from_secs(30),
+        max_break_duration: None,
+        probes: 1,
+        slow_call: None,
+        slow_threshold: Rate::HUNDRED_PERCENT,
+    };
+
+    /// A builder starting from the defaults: 50%, the last 20 calls, a 10 s timeout, a 30 s
+    /// break, one probe, no slow-call detection.
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::default()
+    }
+
+    /// A configuration whose every value was already checked, by the attribute at compile time.
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub const fn __prevalidated(
+        name: Name,
+        threshold: Rate,
+        window: Window,
+        min_calls: u32,
+        timeout: Option<Duration>,
+        break_duration: Duration,
+        max_break_duration: Option<Duration>,
+        probes: u32,
+        slow_call: Option<Duration>,
+        slow_threshold: Rate,
+    ) -> Self {
+        Config {
+            name,
+            threshold,
+            window,
+            min_calls,
+            timeout,
+            break_duration,
+            max_break_duration,
+            probes,
+            slow_call,
+            slow_threshold,
+        }
+    }
+
+    /// The same configuration under another name.
+    pub fn with_name(mut self, name: impl Into<Name>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &Name {
+        &self.name
+    }
+    /// The failure rate at which the circuit opens.
+    pub fn threshold(&self) -> Rate {
+        self.threshold
+    }
+    /// The sliding window the rates are judged over.
+    pub fn window(&self) -> Window {
+        self.window
+    }
+    /// How many outcomes the window must hold before the rates are judged.
+    pub fn min_calls(&self) -> u32 {
+        self.min_calls
+    }
+    /// How long a call may run before it is cancelled and counted as a failure.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+    /// How long the circuit stays open before it lets a probe through.
+    pub fn break_duration(&self) -> Duration {
+        self.break_duration
+    }
+    /// The cap on the break as it doubles after failed probes; `None` means it never grows.
+    pub fn max_break_duration(&self) -> Option<Duration> {
+        self.max_break_duration
+    }
+    /// How many probes may run at once in half-open, and how many successes in a row close it.
+    pub fn probes(&self) -> u32 {
+        self.probes
+    }
+    /// How long a successful call may take before it counts as slow; `None` turns detection off.
+    pub fn slow_call(&self) -> Option<Duration> {
+        self.slow_call
+    }
+    /// The slow-call rate at which the circuit opens.
+    pub fn slow_threshold(&self) -> Rate {
+        self.slow_threshold
+    }
+
+    /// The break after `failed_probes` failed probes in a row.
+    pub(crate) fn break_after(&self, failed_probes: u32) -> Duration {
+        let Some(max) = self.max_break_duration else {
+            return self.break_duration;
+        };
+        let factor = 2u32.saturating_pow(failed_probes);
+        self.break_duration.saturating_mul(factor).min(max)
+    }
+
+    /// Whether everything but the name agrees: two declarations of one breaker must.
+    pub(crate) fn same_settings(&self, other: &Config) -> bool {
+        self.clone().with_name(other.name.clone()) == *other
+    }
+}
+
+/// Builds a [`Config`]; every value is checked by [`ConfigBuilder::build`].
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, ConfigError};
+///
+/// let err = Config::builder()
+///     .break_duration(Duration::from_secs(10))
+///     .max_break_duration(Duration::from_secs(5))
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, ConfigError::MaxBreakBelowBreak { .. }));
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    name: Name,
+    threshold: f64,
+    window: Window,
+    min_calls: Option<u32>,
+    timeout: Option<Duration>,
+    break_duration: Duration,
+    max_break_duration: Option<Duration>,
+    probes: u32,
+    slow_call: Option<Duration>,
+    slow_threshold: Option<f64>,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        let d = Config::DEFAULT;
+        ConfigBuilder {
+            name: d.name,
+            threshold: d.threshold.percent(),
+            window: d.window,
+            min_calls: None,
+            timeout: d.timeout,
+            break_duration: d.break_duration,
+            max_break_duration: d.max_break_duration,
+            probes: d.probes,
+            slow_call: d.slow_call,
+            slow_threshold: None,
+        }
+    }
+}
+
+impl ConfigBuilder {
+    /// The breaker's name (default `"breaker"`).
+    pub fn name(mut self, name: impl Into<Name>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// Open when the failure rate is at least this percentage, in (0, 100] (default 50).
+    pub fn threshold(mut self, percent: f64) -> Self {
+        self.threshold = percent;
+        self
+    }
+    /// Judge the last `calls` recorded outcomes, 1 to [`MAX_COUNT_WINDOW`] (default 20).
+    pub fn count_window(mut self, calls: u32) -> Self {
+        self.window = Window::Count(calls);
+        self
+    }
+    /// Judge the outcomes recorded in the last `duration`, at least [`MIN_TIME_WINDOW`].
+    pub fn time_window(mut self, duration: Duration) -> Self {
+        self.window = Window::Time(duration);
+        self
+    }
+    /// Judge only once the window holds this many outcomes (default: the count window's size,
+    /// or 10 for a time window).
+    pub fn min_calls(mut self, calls: u32) -> Self {
+        self.min_calls = Some(calls);
+        self
+    }
+    /// Cancel a call still running after `limit` and count it as a failure (default 10 s).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+    /// Let calls run as long as they take.
+    pub fn no_timeout(mut self) -> Self {
+        self.timeout = None;
+        self
+    }
+    /// How long the circuit stays open before a probe (default 30 s).
+    pub fn break_duration(mut self, duration: Duration) -> Self {
+        self.break_duration = duration;
+        self
+    }
+    /// Double the break after each failed probe in a row, up to this (default: no growth).
+    pub fn max_break_duration(mut self, duration: Duration) -> Self {
+        self.max_break_duration = Some(duration);
+        self
+    }
+    /// Probes allowed at once in half-open, and successes in a row that close it (default 1).
+    pub fn probes(mut self, probes: u32) -> Self {
+        self.probes = probes;
+        self
+    }
+    /// A success that takes longer than this is slow (default: off).
+    pub fn slow_call(mut self, duration: Duration) -> Self {
+        self.slow_call = Some(duration);
+        self
+    }
+    /// Open when slow successes reach this percentage of the window (default 100; needs
+    /// [`slow_call`](Self::slow_call)).
+    pub fn slow_threshold(mut self, percent: f64) -> Self {
+        self.slow_threshold = Some(percent);
+        self
+    }
+
+    /// Checks every value and returns the configuration, or the first rule broken.
+    pub fn build(self) -> Result<Config, ConfigError> {
+        let threshold = percentage("threshold", self.threshold)?;
+        let default_min_calls = match self.window {
+            Window::Count(0) => return Err(ConfigError::EmptyWindow),
+            Window::Count(n) if n > MAX_COUNT_WINDOW => {
+                return Err(ConfigError::WindowTooLarge {
+                    value: n,
+                    max: MAX_COUNT_WINDOW,
+                });
+            }
+            Window::Count(n) => n,
+            Window::Time(d) if d < MIN_TIME_WINDOW => {
+                return Err(ConfigError::WindowTooShort { value: d });
+            }
+            Window::Time(_) => 10,
+        };
+        let min_calls = self.min_calls.unwrap_or(default_min_calls);
+        if min_calls == 0 {
+            return Err(ConfigError::ZeroMinCalls);
+        }
+        if let Window::Count(window) = self.window {
+            if min_calls > window {
+                return Err(ConfigError::MinCallsAboveWindow { min_calls, window });
+            }
+        }
+        nonzero("timeout", self.timeout)?;
+        nonzero("break_duration", Some(self.break_duration))?;
+        nonzero("max_break_duration", self.max_break_duration)?;
+        nonzero("slow_call", self.slow_call)?;
+        if let Some(max) = self.max_break_duration {
+            if max < self.break_duration {
+                return Err(ConfigError::MaxBreakBelowBreak {
+                    max,
+                    base: self.break_duration,
+                });
+            }
+        }
+        if !(1..=MAX_PROBES).contains(&self.probes) {
+            return Err(ConfigError::Probes {
+                value: self.probes,
+                max: MAX_PROBES,
+            });
+        }
+        let slow_threshold = match (self.slow_threshold, self.slow_call) {
+            (Some(_), None) => return Err(ConfigError::SlowThresholdWithoutSlowCall),
+            (Some(percent), Some(_)) => percentage("slow_threshold", percent)?,
+            (None, _) => Rate::HUNDRED_PERCENT,
+        };
+        Ok(Config {
+            name: self.name,
+            threshold,
+            window: self.window,
+            min_calls,
+            timeout: self.timeout,
+            break_duration: self.break_duration,
+            max_break_duration: self.max_break_duration,
+            probes: self.probes,
+            slow_call: self.slow_call,
+            slow_threshold,
+        })
+    }
+}
+
+fn percentage(field: &'static str, value: f64) -> Result<Rate, ConfigError> {
+    Rate::from_percent(value).ok_or(ConfigError::Percentage { field, value })
+}
+
+fn nonzero(field: &'static str, value: Option<Duration>) -> Result<(), ConfigError> {
+    match value {
+        Some(d) if d.is_zero() => Err(ConfigError::ZeroDuration { field }),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,104 @@
+//! Why the breaker answered instead of the dependency.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::Name;
+
+/// The breaker answered instead of the dependency: the circuit was open, every half-open probe
+/// slot was taken, or the call ran past its timeout.
+///
+/// A rejection means nothing was called, so it is never recorded and a retry layer should not
+/// retry it; [`is_rejection`](Self::is_rejection) tells it apart. A timeout is a failure of the
+/// dependency and is recorded as one.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Breaker, BreakerError, Config};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let breaker = Breaker::new(Config::builder().name("inventory").build().unwrap());
+/// breaker.force_open();
+/// let err = breaker.call(async { Ok::<_, std::io::Error>(()) }).await.unwrap_err();
+/// assert!(err.is_rejection());
+/// assert_eq!(err.breaker(), "inventory");
+/// assert_eq!(err.to_string(), "circuit breaker `inventory` is held open by an operator");
+/// # }
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum BreakerError {
+    /// The circuit is open; nothing was called.
+    #[error("circuit breaker `{breaker}` {}", open_detail(*.next_probe_at))]
+    Open {
+        /// The breaker that rejected the call.
+        breaker: Name,
+        /// When the next probe will be let through; `None` while an operator holds it open.
+        next_probe_at: Option<Instant>,
+    },
+    /// The circuit is half-open and every probe slot is taken; nothing was called.
+    #[error("circuit breaker `{breaker}` is half-open and its {probes} probe slot(s) are taken")]
+    HalfOpenFull {
+        /// The breaker that rejected the call.
+        breaker: Name,
+        /// How many probes it runs at once.
+        probes: u32,
+    },
+    /// The call was still running at the deadline; it was cancelled and counted as a failure.
+    #[error("call through circuit breaker `{breaker}` timed out after {limit:?}")]
+    Timeout {
+        /// The breaker whose timeout expired.
+        breaker: Name,
+        /// The timeout.
+        limit: Duration,
+    },
+}
+
+fn open_detail(next_probe_at: Option<Instant>) -> String {
+    match next_probe_at {
+        Some(at) => format!(
+            "is open; next probe in {:?}",
+            at.saturating_duration_since(Instant::now())
+        ),
+        None => String::from("is held open by an operator"),
+    }
+}
+
+impl BreakerError {
+    /// Whether the breaker turned the call away without calling the dependency. Retrying a
+    /// rejection at once only meets the same open circuit.
+    pub fn is_rejection(&self) -> bool {
+        matches!(
+            self,
+            BreakerError::Open { .. } | BreakerError::HalfOpenFull { .. }
+        )
+    }
+
+    /// Whether the call ran past the breaker's timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, BreakerError::Timeout { .. })
+    }
+
+    /// The name of the breaker that answered.
+    pub fn breaker(&self) -> &str {
+        match self {
+            BreakerError::Open { breaker, .. }
+            | BreakerError::HalfOpenFull { breaker, .. }
+            | BreakerError::Timeout { breaker, .. } => breaker,
+        }
+    }
+
+    /// How long until the open circuit lets the next probe through: `None` when that is not
+    /// known (held open by an operator, half-open, or a timeout).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            BreakerError::Open {
+                next_probe_at: Some(at),
+                ..
+            } => Some(at.saturating_duration_since(Instant::now())),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Transitions as events: a `tracing` event for each, and listeners that subscribe to them.
+//!
+//! Events are delivered after the breaker has released every lock, so a listener may call back
+//! into the breaker (read its snapshot, force it open, reset it).
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, Weak};
+
+use tokio::time::Instant;
+
+use crate::{Name, State};
+
+/// One change of a breaker's state.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Transition {
+    /// The breaker that changed.
+    pub breaker: Name,
+    /// The state it left.
+    pub from: State,
+    /// The state it entered.
+    pub to: State,
+    /// When, on tokio's clock.
+    pub at: Instant,
+    /// The window's failure rate, in percent, that led to the change (0 when no window was
+    /// judged, as when a probe decides or an operator acts).
+    pub failure_rate: f64,
+    /// The window's slow-call rate, in percent, likewise.
+    pub slow_rate: f64,
+    /// Outcomes in the window at the change.
+    pub calls: u32,
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "circuit breaker `{}`: {} -> {}",
+            self.breaker, self.from, self.to
+        )
+    }
+}
+
+type Listener = Arc<dyn Fn(&Transition) + Send + Sync>;
+
+/// A set of listeners, copied on write so that delivering an event holds no lock.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    list: RwLock<Arc<[(u64, Listener)]>>,
+    next_id: AtomicU64,
+}
+
+impl Listeners {
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        listener: impl Fn(&Transition) + Send + Sync + 'static,
+    ) -> Subscription {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut list = self.list.write().unwrap_or_else(PoisonError::into_inner);
+        let mut next: Vec<(u64, Listener)> = list.iter().cloned().collect();
+        next.push((id, Arc::new(listener)));
+        *list = next.into();
+        Subscription {
+            listeners: Arc::downgrade(self),
+            id,
+        }
+    }
+
+    fn unsubscribe(&self, id: u64) {
+        let mut list = self.list.write().unwrap_or_else(PoisonError::into_inner);
+        let next: Vec<(u64, Listener)> = list.iter().filter(|(i, _)| *i != id).cloned().collect();
+        *list = next.into();
+    }
+
+    pub(crate) fn deliver(&self, transition: &Transition) {
+        let list = Arc::clone(&self.list.read().unwrap_or_else(PoisonError::into_inner));
+        for (_, listener) in list.iter() {
+            // A listener's panic must not break the call that happened to cause the transition.
+            if catch_unwind(AssertUnwindSafe(|| listener(transition))).is_err() {
+                tracing::error!(breaker = %transition.breaker, "a transition listener panicked");
+            }
+        }
+    }
+}
+
+/// Keeps a listener subscribed; dropping it unsubscribes.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use breaker_runtime::{Breaker, Config, State};
+///
+/// let breaker = Breaker::new(Config::default());
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&seen);
+/// let subscription = breaker.on_transition(move |t| sink.lock().unwrap().push(t.to));
+/// breaker.force_open();
+/// drop(subscription);
+/// breaker.reset();
+/// assert_eq!(*seen.lock().unwrap(), vec![State::ForcedOpen]);
+/// ```
+#[must_use = "dropping a Subscription unsubscribes its listener; call `forever()` to keep it"]
+pub struct Subscription {
+    listeners: Weak<Listeners>,
+    id: u64,
+}
+
+impl Subscription {
+    /// Keeps the listener subscribed for as long as the breaker lives.
+    pub fn forever(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(listeners) = self.listeners.upgrade() {
+            listeners.unsubscribe(self.id);
+        }
+    }
+}
+
+/// The `tracing` event for a transition: a warning when calls start being turned away, info
+/// otherwise.
+pub(crate) fn trace(t: &Transition) {
+    let (breaker, from, to) = (t.breaker.as_str(), t.from.as_str(), t.to.as_str());
+    if t.to.rejects() {
+        tracing::warn!(
+            breaker,
+            from,
+            to,
+            failure_rate = t.failure_rate,
+            slow_rate = t.slow_rate,
+            calls = t.calls,
+            "circuit breaker opened"
+        );
+    } else {
+        tracing::info!(
+            breaker,
+            from,
+            to,
+            failure_rate = t.failure_rate,
+            slow_rate = t.slow_rate,
+            calls = t.calls,
+            "circuit breaker {}",
+            match t.to {
+                State::HalfOpen => "half-opened",
+                State::Disabled => "disabled",
+                _ => "closed",
+            }
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! Every breaker in the program, listed from program start.
+//!
+//! Each `#[circuit_breaker]` function places a [`Declaration`] in a link-time list
+//! ([`linkme`]), so the registry knows every declared breaker before any of them is called.
+//! Breakers built by hand join with [`Registry::register`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
+
+use crate::events::{Listeners, Subscription, Transition};
+use crate::{Breaker, Config, Name, Snapshot};
+
+/// Where a breaker was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// The source file.
+    pub file: &'static str,
+    /// The line of the function.
+    pub line: u32,
+    /// The column of the function.
+    pub column: u32,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// One `#[circuit_breaker]` function, as the attribute declares it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Declaration {
+    /// The `name = "..."` option, if given: declarations sharing it share one breaker.
+    pub name: Option<&'static str>,
+    /// `module_path!()::fn_name`, made unique by the registry where two would collide.
+    pub default_name: &'static str,
+    /// The configuration, validated by the attribute at compile time.
+    pub config: Config,
+    /// Where the function is.
+    pub location: Location,
+}
+
+/// Every declaration in the program, gathered by the linker.
+#[doc(hidden)]
+#[linkme::distributed_slice]
+pub static DECLARATIONS: [Declaration];
+
+/// Two or more declarations of one breaker `name` with different options. The breaker runs with
+/// the options of the first declaration (by file, line and column); the others are reported
+/// here and in a `tracing` warning rather than silently merged.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Conflict {
+    /// The shared name.
+    pub name: Name,
+    /// The declaration whose options the breaker uses.
+    pub kept: (Location, Config),
+    /// The declarations whose options differ from it.
+    pub differing: Vec<(Location, Config)>,
+}
+
+/// Why a breaker could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Another breaker already has the name.
+    #[error("a circuit breaker named `{0}` is already registered")]
+    NameTaken(Name),
+}
+
+struct Entry {
+    breaker: Arc<Breaker>,
+    declarations: Vec<&'static Declaration>,
+}
+
+/// Every breaker in the program: list them, look one up, watch their transitions.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker_runtime::{registry, Breaker, Config, State};
+///
+/// let breaker = Arc::new(Breaker::new(Config::builder().name("geo-lookup").build().unwrap()));
+/// registry().register(Arc::clone(&breaker)).unwrap();
+///
+/// registry().get("geo-lookup").unwrap().force_open();
+/// assert_eq!(breaker.state(), State::ForcedOpen);
+/// let listed = registry().snapshot();
+/// assert!(listed.iter().any(|s| s.name() == "geo-lookup" && s.state == State::ForcedOpen));
+/// ```
+pub struct Registry {
+    entries: RwLock<Vec<Entry>>,
+    conflicts: Vec<Conflict>,
+}
+
+static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::from_declarations(&DECLARATIONS));
+static LISTENERS: LazyLock<Arc<Listeners>> = LazyLock::new(Arc::default);
+
+/// The program's registry of breakers.
+pub fn registry() -> &'static Registry {
+    &REGISTRY
+}
+
+pub(crate) fn deliver(transition: &Transition) {
+    LISTENERS.deliver(transition);
+}
+
+impl Registry {
+    fn from_declarations(declarations: &'static [Declaration]) -> Registry {
+        let mut ordered: Vec<&'static Declaration> = declarations.iter().collect();
+        ordered.sort_by_key(|d| (d.location, d.default_name));
+
+        let mut shared: BTreeMap<&'static str, Vec<&'static Declaration>> = BTreeMap::new();
+        for declaration in ordered.iter().filter(|d| d.name.is_some()) {
+            shared
+                .entry(declaration.name.unwrap_or_default())
+                .or_default()
+                .push(declaration);
+        }
+
+        let mut entries = Vec::new();
+        let mut conflicts = Vec::new();
+        for (name, group) in shared {
+            let kept = group[0];
+            let differing: Vec<_> = group[1..]
+                .iter()
+                .filter(|d| !d.config.same_settings(&kept.config))
+                .map(|d| (d.location, d.config.clone()))
+                .collect();
+            if !differing.is_empty() {
+                let conflict = Conflict {
+                    name: Name::from_static(name),
+                    kept: (kept.location, kept.config.clone()),
+                    differing,
+                };
+                tracing::warn!(
+                    breaker = name,
+                    kept = %conflict.kept.0,
+                    differing = ?conflict.differing.iter().map(|(l, _)| l.to_string()).collect::<Vec<_>>(),
+                    "circuit breaker declared with different options; using the first declaration's"
+                );
+                conflicts.push(conflict);
+            }
+            let breaker = Breaker::new(kept.config.clone().with_name(name));
+            entries.push(Entry {
+                breaker: Arc::new(breaker),
+                declarations: group,
+            });
+        }
+
+        for declaration in ordered.into_iter().filter(|d| d.name.is_none()) {
+            let name = unique_name(declaration.default_name, &entries);
+            let breaker = Breaker::new(declaration.config.clone().with_name(name));
+            entries.push(Entry {
+                breaker: Arc::new(breaker),
+                declarations: vec![declaration],
+            });
+        }
+        for entry in &entries {
+            entry.breaker.mark_registered();
+        }
+        Registry {
+            entries: RwLock::new(entries),
+            conflicts,
+        }
+    }
+
+    /// Every registered breaker, by name.
+    pub fn breakers(&self) -> Vec<Arc<Breaker>> {
+        let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
+        let mut breakers: Vec<_> = entries.iter().map(|e| Arc::clone(&e.breaker)).collect();
+        breakers.sort_by(|a, b| a.name().cmp(b.name()));
+        breakers
+    }
+
+    /// The breaker with this name.
+    pub fn get(&self, name: &str) -> Option<Arc<Breaker>> {
+        let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .iter()
+            .find(|e| e.breaker.name() == name)
+            .map(|e| Arc::clone(&e.breaker))
+    }
+
+    /// A snapshot of every registered breaker, by name.
+    pub fn snapshot(&self) -> Vec<Snapshot> {
+        self.breakers().iter().map(|b| b.snapshot()).collect()
+    }
+
+    /// Where the breaker with this name was declared with the attribute (empty for breakers
+    /// registered by hand).
+    pub fn declared_at(&self, name: &str) -> Vec<Location> {
+        let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .iter()
+            .find(|e| e.breaker.name() == name)
+            .map(|e| e.declarations.iter().map(|d| d.location).collect())
+            .unwrap_or_default()
+    }
+
+    /// Declarations of one name with different options.
+    pub fn conflicts(&self) -> &[Conflict] {
+        &self.conflicts
+    }
+
+    /// Adds a breaker built by hand, so that it is listed and its transitions reach
+    /// [`on_transition`](Self::on_transition) listeners.
+    pub fn register(&self, breaker: Arc<Breaker>) -> Result<(), RegistryError> {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        if entries.iter().any(|e| e.breaker.name() == breaker.name()) {
+            return Err(RegistryError::NameTaken(breaker.name().clone()));
+        }
+        breaker.mark_registered();
+        entries.push(Entry {
+            breaker,
+            declarations: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Removes a breaker registered by hand; declared breakers stay.
+    pub fn unregister(&self, name: &str) -> Option<Arc<Breaker>> {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        let index = entries
+            .iter()
+            .position(|e| e.breaker.name() == name && e.declarations.is_empty())?;
+        Some(entries.swap_remove(index).breaker)
+    }
+
+    /// Calls `listener` after every transition of every registered breaker, outside every lock.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use breaker_runtime::{registry, Breaker, Config};
+    ///
+    /// let opened = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&opened);
+    /// let _subscription = registry().on_transition(move |t| {
+    ///     if t.to.rejects() {
+    ///         sink.lock().unwrap().push(t.breaker.to_string());
+    ///     }
+    /// });
+    /// let breaker = Arc::new(Breaker::new(Config::builder().name("mailer").build().unwrap()));
+    /// registry().register(Arc::clone(&breaker)).unwrap();
+    /// breaker.force_open();
+    /// assert!(opened.lock().unwrap().contains(&"mailer".to_string()));
+    /// ```
+    pub fn on_transition(
+        &self,
+        listener: impl Fn(&Transition) + Send + Sync + 'static,
+    ) -> Subscription {
+        LISTENERS.subscribe(listener)
+    }
+
+    fn declared(&self, declaration: &'static Declaration) -> Arc<Breaker> {
+        {
+            let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
+            let found = entries
+                .iter()
+                .find(|e| e.declarations.iter().any(|d| std::ptr::eq(*d, declaration)));
+            if let Some(entry) = found {
+                return Arc::clone(&entry.breaker);
+            }
+        }
+        // Not gathered at link time (a platform linkme does not cover): join now.
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        let name = declaration.name.map_or_else(
+            || unique_name(declaration.default_name, &entries),
+            Name::from_static,
+        );
+        if let Some(entry) = entries.iter_mut().find(|e| *e.breaker.name() == name) {
+            entry.declarations.push(declaration);
+            return Arc::clone(&entry.breaker);
+        }
+        let breaker = Arc::new(Breaker::new(declaration.config.clone().with_name(name)));
+        breaker.mark_registered();
+        entries.push(Entry {
+            breaker: Arc::clone(&breaker),
+            declarations: vec![declaration],
+        });
+        breaker
+    }
+}
+
+/// `base`, or `base#2`, `base#3`… if taken.
+fn unique_name(base: &'static str, entries: &[Entry]) -> Name {
+    let taken = |candidate: &str| entries.iter().any(|e| e.breaker.name() == candidate);
+    if !taken(base) {
+        return Name::from_static(base);
+    }
+    (2u32..)
+        .map(|n| format!("{base}#{n}"))
+        .find(|candidate| !taken(candidate))
+        .map_or_else(|| Name::from_static(base), Name::from)
+}
+
+/// The breaker of one `#[circuit_breaker]` function, looked up in the registry on first use and
+/// then read with one atomic load.
+#[doc(hidden)]
+pub struct Handle {
+    declaration: &'static Declaration,
+    breaker: OnceLock<Arc<Breaker>>,
+}
+
+impl Handle {
+    #[doc(hidden)]
+    pub const fn new(declaration: &'static Declaration) -> Handle {
+        Handle {
+            declaration,
+            breaker: OnceLock::new(),
+        }
+    }
+
+    #[doc(hidden)]
+    #[inline]
+    pub fn get(&'static self) -> &'static Breaker {
+        self.breaker
+            .get_or_init(|| registry().declared(self.declaration))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn declaration(
+        name: Option<&'static str>,
+        default_name: &'static str,
+        line: u32,
+        config: Config,
+    ) -> Declaration {
+        Declaration {
+            name,
+            default_name,
+            config,
+            location: Location {
+                file: "lib.rs",
+                line,
+                column: 1,
+            },
+        }
+    }
+
+    fn leak(declarations: Vec<Declaration>) -> &'static [Declaration] {
+        Box::leak(declarations.into_boxed_slice())
+    }
+
+    #[test]
+    fn declarations_sharing_a_name_share_one_breaker_and_differences_are_reported() {
+        let strict = Config::builder().threshold(10.0).build().unwrap();
+        let list = leak(vec![
+            declaration(Some("payments"), "app::charge", 10, Config::default()),
+            declaration(Some("payments"), "app::refund", 20, Config::default()),
+            declaration(Some("payments"), "app::void", 30, strict),
+        ]);
+        let registry = Registry::from_declarations(list);
+        assert_eq!(registry.breakers().len(), 1);
+        let a = registry.declared(&list[0]);
+        let b = registry.declared(&list[1]);
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(a.name(), "payments");
+        assert_eq!(registry.conflicts().len(), 1);
+        assert_eq!(registry.conflicts()[0].differing[0].0.line, 30);
+        assert_eq!(
+            a.config().threshold().percent(),
+            50.0,
+            "the first declaration's options are kept"
+        );
+    }
+
+    #[test]
+    fn colliding_default_names_are_made_unique_in_source_order() {
+        let list = leak(vec![
+            declaration(None, "app::Client::fetch", 40, Config::default()),
+            declaration(None, "app::Client::fetch", 12, Config::default()),
+        ]);
+        let registry = Registry::from_declarations(list);
+        assert_eq!(registry.declared(&list[1]).name(), "app::Client::fetch");
+        assert_eq!(registry.declared(&list[0]).name(), "app::Client::fetch#2");
+        assert!(registry.conflicts().is_empty());
+    }
+
+    #[test]
+    fn declared_breakers_are_listed_before_any_call() {
+        let list = leak(vec![declaration(None, "app::quote", 1, Config::default())]);
+        let registry = Registry::from_declarations(list);
+        let listed = registry.snapshot();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].name(), "app::quote");
+        assert_eq!(registry.declared_at("app::quote")[0].line, 1);
+    }
+}

@@ -1,0 +1,117 @@
+//! Where a breaker stands, and the one atomic word that says so.
+//!
+//! The word packs the state with a generation that every transition advances. A permit remembers
+//! the generation it was admitted in, so an outcome that arrives after a transition is recognised
+//! as belonging to an earlier state period and recorded nowhere.
+
+use std::fmt;
+
+/// The state of a circuit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum State {
+    /// Calls run and their outcomes are recorded in the window.
+    Closed,
+    /// Calls are rejected until the break has passed.
+    Open,
+    /// A limited number of probe calls run; their outcomes decide whether the circuit closes.
+    HalfOpen,
+    /// Held open by an operator until [`Breaker::reset`](crate::Breaker::reset).
+    ForcedOpen,
+    /// Held closed by an operator: every call runs and nothing is recorded, until
+    /// [`Breaker::reset`](crate::Breaker::reset).
+    Disabled,
+}
+
+impl State {
+    /// A stable lower-case name, for logs and metrics labels.
+    ///
+    /// ```
+    /// assert_eq!(breaker_runtime::State::HalfOpen.as_str(), "half_open");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half_open",
+            State::ForcedOpen => "forced_open",
+            State::Disabled => "disabled",
+        }
+    }
+
+    /// Whether calls are turned away in this state (half-open turns away only the calls beyond
+    /// its probes, so it is not).
+    pub fn rejects(self) -> bool {
+        matches!(self, State::Open | State::ForcedOpen)
+    }
+
+    const fn code(self) -> u64 {
+        match self {
+            State::Closed => 0,
+            State::Open => 1,
+            State::HalfOpen => 2,
+            State::ForcedOpen => 3,
+            State::Disabled => 4,
+        }
+    }
+
+    const fn from_code(code: u64) -> State {
+        match code {
+            1 => State::Open,
+            2 => State::HalfOpen,
+            3 => State::ForcedOpen,
+            4 => State::Disabled,
+            _ => State::Closed,
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The packed state word: generation in the high 32 bits, state in the low bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Word(pub(crate) u64);
+
+impl Word {
+    pub(crate) const fn new(generation: u32, state: State) -> Word {
+        Word(((generation as u64) << 32) | state.code())
+    }
+
+    pub(crate) const fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    pub(crate) const fn state(self) -> State {
+        State::from_code(self.0 & 0xff)
+    }
+
+    /// The word after a transition to `to`: the next generation.
+    pub(crate) const fn next(self, to: State) -> Word {
+        Word::new(self.generation().wrapping_add(1), to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_round_trips_every_state_and_wraps_the_generation() {
+        for state in [
+            State::Closed,
+            State::Open,
+            State::HalfOpen,
+            State::ForcedOpen,
+            State::Disabled,
+        ] {
+            let word = Word::new(u32::MAX, state);
+            assert_eq!(word.state(), state);
+            assert_eq!(word.generation(), u32::MAX);
+            assert_eq!(word.next(State::Closed).generation(), 0);
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The last N recorded outcomes, as a ring of tagged slots plus one word of tallies.
+//!
+//! Recording claims a position with one `fetch_add`, swaps the outcome into that slot, and adds
+//! the difference between the new outcome and the one it evicted to the tallies with one CAS.
+//! The tallies therefore always equal the slots' contents once every recorder has finished; in
+//! between, a recorder that evicts an outcome whose own tally update is still in flight makes a
+//! count briefly *low*, never high, so a transient can delay an opening but never cause one.
+//!
+//! When a success evicts a success nothing changes, and the tally CAS is skipped: a healthy
+//! dependency costs two atomic read-modify-writes per call.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::{Outcome, Tally};
+
+/// Generation bits kept in the tally word: a recorder stalled across 4 million transitions could
+/// be mistaken for a current one, which no real call outlives.
+const GEN_BITS: u32 = 22;
+const FIELD_BITS: u32 = 14;
+const FIELD_MASK: u64 = (1 << FIELD_BITS) - 1;
+const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
+
+/// Generation bits kept in a slot, above two bits of outcome.
+const SLOT_GEN_MASK: u32 = (1 << 30) - 1;
+const SLOT_EMPTY: u32 = u32::MAX;
+const CODE_EMPTY: u32 = 3;
+
+// Real counts stay below 10 000; a transient negative count reads as 16 384 minus the number of
+// recorders in flight, so thousands of them can be mid-record before the two could meet.
+const _: () = assert!((crate::config::MAX_COUNT_WINDOW as u64) + 4096 < FIELD_MASK);
+
+pub(crate) struct CountWindow {
+    cursor: AtomicU64,
+    slots: Box<[AtomicU32]>,
+    tallies: AtomicU64,
+}
+
+impl CountWindow {
+    pub(crate) fn new(size: u32, generation: u32) -> CountWindow {
+        CountWindow {
+            cursor: AtomicU64::new(0),
+            slots: (0..size.max(1))
+                .map(|_| AtomicU32::new(SLOT_EMPTY))
+                .collect(),
+            tallies: AtomicU64::new(pack(generation, Tally::EMPTY)),
+        }
+    }
+
+    pub(crate) fn record(
+        &self,
+        generation: u32,
+        outcome: Outcome,
+        current_generation: impl Fn() -> u32,
+    ) -> Option<Tally> {
+        // Relaxed: the position only spreads recorders over the slots; the slot CAS orders them.
+        let position = self.cursor.fetch_add(1, Ordering::Relaxed);
+        let index = (position % self.slots.len() as u64) as usize;
+        let slot = &self.slots[index];
+        let tagged = slot_word(generation, outcome);
+
+        let mut seen = slot.load(Ordering::Acquire);
+        let evicted = loop {
+            let evicted = match slot_outcome(seen, generation) {
+                Some(previous) => Some(previous),
+                // The slot holds nothing of our period: empty, or from an earlier one. Writing is
+                // right only while our period lasts; the CAS below fails if a later period's
+                // recorder got here first.
+                None if current_generation() == generation => None,
+                None => return None,
+            };
+            match slot.compare_exchange_weak(seen, tagged, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break evicted,
+                Err(actual) => seen = actual,
+            }
+        };
+        if evicted == Some(outcome) {
+            return None;
+        }
+
+        let mut word = self.tallies.load(Ordering::Acquire);
+        loop {
+            if gen_of(word) != generation & GEN_MASK {
+                // The period ended. Our slot write is tagged with the old generation and so
+                // reads as empty to the new one.
+                return None;
+            }
+            let mut fields = unpack(word);
+            if evicted.is_none() {
+                fields.calls = fields.calls.wrapping_add(1);
+            }
+            bump(&mut fields, outcome, 1);
+            if let Some(previous) = evicted {
+                bump(&mut fields, previous, u32::MAX); // wrapping -1
+            }
+            let next = pack(generation, fields);
+            match self.tallies.compare_exchange_weak(
+                word,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return consistent(unpack(next)),
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    pub(crate) fn tally(&self, generation: u32) -> Tally {
+        let word = self.tallies.load(Ordering::Acquire);
+        if gen_of(word) != generation & GEN_MASK {
+            return Tally::EMPTY;
+        }
+        consistent(unpack(word)).unwrap_or(Tally::EMPTY)
+    }
+
+    pub(crate) fn reset(&self, generation: u32) {
+        self.tallies
+            .store(pack(generation, Tally::EMPTY), Ordering::Release);
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.slots)
+    }
+}
+
+fn slot_word(generation: u32, outcome: Outcome) -> u32 {
+    let code = match outcome {
+        Outcome::Success => 0,
+        Outcome::Failure => 1,
+        Outcome::Slow => 2,
+    };
+    ((generation & SLOT_GEN_MASK) << 2) | code
+}
+
+/// The outcome a slot holds for `generation`'s period, if any.
+fn slot_outcome(word: u32, generation: u32) -> Option<Outcome> {
+    if word >> 2 != generation & SLOT_GEN_MASK {
+        return None;
+    }
+    match word & 3 {
+        0 => Some(Outcome::Success),
+        1 => Some(Outcome::Failure),
+        2 => Some(Outcome::Slow),
+        CODE_EMPTY => None,
+        _ => None,
+    }
+}
+
+fn bump(fields: &mut Tally, outcome: Outcome, delta: u32) {
+    match outcome {
+        Outcome::Success => {}
+        Outcome::Slow => fields.slow = fields.slow.wrapping_add(delta),
+        Outcome::Failure => fields.failures = fields.failures.wrapping_add(delta),
+    }
+}
+
+/// A tally is judged only when it is consistent; a transient low count that wrapped below zero
+/// is not (its recorder is about to finish and judge the settled counts).
+fn consistent(t: Tally) -> Option<Tally> {
+    (t.failures <= t.calls && t.slow <= t.calls && t.failures + t.slow <= t.calls).then_some(t)
+}
+
+fn gen_of(word: u64) -> u32 {
+    (word >> (3 * FIELD_BITS)) as u32
+}
+
+fn pack(generation: u32, t: Tally) -> u64 {
+    (u64::from(generation & GEN_MASK) << (3 * FIELD_BITS))
+        | ((u64::from(t.calls) & FIELD_MASK) << (2 * FIELD_BITS))
+        | ((u64::from(t.failures) & FIELD_MASK) << FIELD_BITS)
+        | (u64::from(t.slow) & FIELD_MASK)
+}
+
+fn unpack(word: u64) -> Tally {
+    // Fields are 14-bit counters in modular arithmetic: a transient "-1" reads as 16383, above
+    // any real count, which `consistent` turns away; adding the missing 1 wraps it back to 0.
+    Tally {
+        calls: ((word >> (2 * FIELD_BITS)) & FIELD_MASK) as u32,
+        failures: ((word >> FIELD_BITS) & FIELD_MASK) as u32,
+        slow: (word & FIELD_MASK) as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Outcome::*;
+
+    fn record_all(w: &CountWindow, generation: u32, outcomes: &[Outcome]) -> Option<Tally> {
+        let mut last = None;
+        for &o in outcomes {
+            last = w.record(generation, o, || generation).or(last);
+        }
+        last
+    }
+
+    #[test]
+    fn holds_exactly_the_last_n_outcomes() {
+        let w = CountWindow::new(4, 7);
+        record_all(&w, 7, &[Failure, Failure, Slow, Success]);
+        assert_eq!(
+            w.tally(7),
+            Tally {
+                calls: 4,
+                failures: 2,
+                slow: 1
+            }
+        );
+        record_all(&w, 7, &[Success, Success]);
+        assert_eq!(
+            w.tally(7),
+            Tally {
+                calls: 4,
+                failures: 0,
+                slow: 1
+            }
+        );
+        record_all(&w, 7, &[Failure, Failure, Failure, Failure, Failure]);
+        assert_eq!(
+            w.tally(7),
+            Tally {
+                calls: 4,
+                failures: 4,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_success_replacing_a_success_changes_nothing_to_judge() {
+        let w = CountWindow::new(1, 0);
+        assert!(w.record(0, Success, || 0).is_some());
+        assert_eq!(w.record(0, Success, || 0), None);
+        assert_eq!(
+            w.tally(0),
+            Tally {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_new_period_starts_empty_and_ignores_the_old_slots() {
+        let w = CountWindow::new(3, 1);
+        record_all(&w, 1, &[Failure, Failure, Failure]);
+        w.reset(4);
+        assert_eq!(w.tally(4), Tally::EMPTY);
+        record_all(&w, 4, &[Success]);
+        assert_eq!(
+            w.tally(4),
+            Tally {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            }
+        );
+        record_all(&w, 4, &[Failure, Success, Success]);
+        assert_eq!(
+            w.tally(4),
+            Tally {
+                calls: 3,
+                failures: 1,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_late_outcome_from_an_earlier_period_is_not_recorded() {
+        let w = CountWindow::new(3, 1);
+        w.reset(2);
+        assert_eq!(w.record(1, Failure, || 2), None);
+        assert_eq!(w.tally(2), Tally::EMPTY);
+        record_all(&w, 2, &[Success, Success, Success]);
+        assert_eq!(
+            w.record(1, Failure, || 2),
+            None,
+            "a slot of the current period is never overwritten"
+        );
+        assert_eq!(
+            w.tally(2),
+            Tally {
+                calls: 3,
+                failures: 0,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn tallies_round_trip_the_largest_window() {
+        let t = Tally {
+            calls: 10_000,
+            failures: 9_999,
+            slow: 1,
+        };
+        assert_eq!(unpack(pack(5, t)), t);
+        assert_eq!(gen_of(pack(u32::MAX, t)), GEN_MASK);
+    }
+
+    #[test]
+    fn a_transient_low_count_is_not_judged_and_settles() {
+        let w = CountWindow::new(2, 0);
+        // A recorder that evicts before the evicted outcome's own tally landed.
+        let mut fields = Tally {
+            calls: 0,
+            failures: 0,
+            slow: 0,
+        };
+        bump(&mut fields, Failure, u32::MAX);
+        w.tallies.store(pack(0, fields), Ordering::Relaxed);
+        assert_eq!(w.tally(0), Tally::EMPTY);
+        let mut settled = unpack(w.tallies.load(Ordering::Relaxed));
+        settled.calls = settled.calls.wrapping_add(1);
+        bump(&mut settled, Failure, 1);
+        assert_eq!(
+            consistent(unpack(pack(0, settled))),
+            Some(Tally {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            })
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The sliding windows of recorded outcomes a closed circuit is judged over.
+//!
+//! Both kinds record without a lock or an allocation, and both tag what they hold with the
+//! generation of the closed period it belongs to: a period starts with an empty window without
+//! anyone sweeping it, and a late outcome from an earlier period is turned away in the same atomic
+//! step that would have counted it.
+
+mod count;
+mod time;
+
+pub(crate) use count::CountWindow;
+pub(crate) use time::TimeWindow;
+
+use crate::clock::Nanos;
+use crate::config::Window as WindowConfig;
+
+/// What a recorded call ended in, as far as the window cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Success,
+    /// A success that took longer than `slow_call`.
+    Slow,
+    Failure,
+}
+
+/// What a window holds: recorded outcomes, of which some failed and some were slow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) calls: u32,
+    pub(crate) failures: u32,
+    pub(crate) slow: u32,
+}
+
+impl Tally {
+    pub(crate) const EMPTY: Tally = Tally {
+        calls: 0,
+        failures: 0,
+        slow: 0,
+    };
+
+    fn add(&mut self, outcome: Outcome) {
+        self.calls += 1;
+        match outcome {
+            Outcome::Success => {}
+            Outcome::Slow => self.slow += 1,
+            Outcome::Failure => self.failures += 1,
+        }
+    }
+}
+
+/// Either kind of window.
+pub(crate) enum Window {
+    Count(CountWindow),
+    Time(TimeWindow),
+}
+
+impl Window {
+    pub(crate) fn new(config: WindowConfig, generation: u32) -> Window {
+        match config {
+            WindowConfig::Count(size) => Window::Count(CountWindow::new(size, generation)),
+            WindowConfig::Time(span) => Window::Time(TimeWindow::new(span)),
+        }
+    }
+
+    /// Records an outcome of a call admitted in `generation`, completed at `now` (read only for
+    /// a time window). Returns the tally to judge, or `None` when there is nothing new to judge:
+    /// the outcome belonged to an earlier period, or it changed no count.
+    pub(crate) fn record(
+        &self,
+        generation: u32,
+        outcome: Outcome,
+        now: impl FnOnce() -> Nanos,
+        current_generation: impl Fn() -> u32,
+    ) -> Option<Tally> {
+        match self {
+            Window::Count(w) => w.record(generation, outcome, current_generation),
+            Window::Time(w) => w.record(generation, outcome, now(), current_generation),
+        }
+    }
+
+    /// What the window holds for the closed period of `generation`.
+    pub(crate) fn tally(&self, generation: u32, now: impl FnOnce() -> Nanos) -> Tally {
+        match self {
+            Window::Count(w) => w.tally(generation),
+            Window::Time(w) => w.tally(generation, now()),
+        }
+    }
+
+    /// Starts the closed period of `generation` with an empty window. Called before the state
+    /// word announces the period, so no call of the period can record before it.
+    pub(crate) fn reset(&self, generation: u32) {
+        match self {
+            Window::Count(w) => w.reset(generation),
+            // Buckets carry their generation; those of other periods already read as empty.
+            Window::Time(_) => {}
+        }
+    }
+
+    /// Bytes on the heap behind this window.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Window::Count(w) => w.heap_bytes(),
+            Window::Time(w) => w.heap_bytes(),
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests.
+
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+use breaker_runtime::{Breaker, Config, ConfigBuilder};
+
+/// A builder with a count window of `n` and no timeout, the base most tests vary.
+pub fn count(n: u32) -> ConfigBuilder {
+    Config::builder().count_window(n).no_timeout()
+}
+
+/// A breaker from a builder that must be valid.
+pub fn breaker(builder: ConfigBuilder) -> Breaker {
+    Breaker::new(builder.build().expect("test configurations are valid"))
+}
+
+/// A call that fails as a dependency does.
+pub fn down() -> Result<(), io::Error> {
+    Err(io::ErrorKind::ConnectionRefused.into())
+}
+
+/// A call that succeeds.
+pub fn up() -> Result<(), io::Error> {
+    Ok(())
+}
+
+/// Runs one call through the breaker, returning whether it was rejected.
+pub async fn call(breaker: &Breaker, result: Result<(), io::Error>) -> bool {
+    matches!(breaker.call(async { result }).await, Err(e) if e.is_rejection())
+}
+
+/// A call that takes `delay` of tokio time, then answers `result`.
+pub fn after(
+    delay: Duration,
+    result: Result<(), io::Error>,
+) -> impl Future<Output = Result<(), io::Error>> {
+    async move {
+        tokio::time::sleep(delay).await;
+        result
+    }
+}
+
+/// Milliseconds.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}

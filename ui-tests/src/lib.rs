@@ -1,0 +1,1 @@
+//! Compile-fail tests for the attribute live in `ui/` and run from `tests/ui.rs`.
