@@ -1,6 +1,5 @@
 //! Helpers shared by the integration tests.
 
-use std::future::Future;
 use std::io;
 use std::time::Duration;
 
@@ -32,14 +31,9 @@ pub async fn call(breaker: &Breaker, result: Result<(), io::Error>) -> bool {
 }
 
 /// A call that takes `delay` of tokio time, then answers `result`.
-pub fn after(
-    delay: Duration,
-    result: Result<(), io::Error>,
-) -> impl Future<Output = Result<(), io::Error>> {
-    async move {
-        tokio::time::sleep(delay).await;
-        result
-    }
+pub async fn after(delay: Duration, result: Result<(), io::Error>) -> Result<(), io::Error> {
+    tokio::time::sleep(delay).await;
+    result
 }
 
 /// Milliseconds.
