@@ -132,12 +132,14 @@ impl Breaker {
         self.word().state()
     }
 
+    #[inline]
     fn word(&self) -> Word {
         // Acquire pairs with the Release store of every transition, so whoever sees a state also
         // sees what the transition prepared for it (the emptied window, the open deadline).
         Word(self.state.load(Ordering::Acquire))
     }
 
+    #[inline]
     pub(crate) fn generation(&self) -> u32 {
         self.word().generation()
     }
@@ -161,7 +163,22 @@ impl Breaker {
     /// permit.record(Verdict::Success);
     /// assert_eq!(breaker.snapshot().calls, 1);
     /// ```
+    #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, BreakerError> {
+        let word = self.word();
+        if word.state() == State::Closed {
+            let kind = Kind::Closed {
+                generation: word.generation(),
+            };
+            return Ok(Permit::new(self, kind, self.slow_clock()));
+        }
+        self.try_acquire_slow()
+    }
+
+    /// Admission in every state but closed: kept out of line so the closed path inlines small.
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_slow(&self) -> Result<Permit<'_>, BreakerError> {
         loop {
             let word = self.word();
             match word.state() {
@@ -198,6 +215,7 @@ impl Breaker {
     }
 
     /// When slow calls are detected, the time a call starts; otherwise no clock is read.
+    #[inline]
     fn slow_clock(&self) -> Option<Nanos> {
         self.config.slow_call().map(|_| clock::now())
     }
@@ -255,6 +273,7 @@ impl Breaker {
 
     /// Records the outcome of a call admitted as `kind`. `None` means it was ignored or
     /// cancelled: it records nothing, and frees its probe slot if it held one.
+    #[inline]
     pub(crate) fn finish(&self, kind: Kind, started: Option<Nanos>, outcome: Option<Outcome>) {
         let outcome = outcome.map(|o| self.slow_or(o, started));
         match kind {
@@ -268,6 +287,7 @@ impl Breaker {
         }
     }
 
+    #[inline]
     fn slow_or(&self, outcome: Outcome, started: Option<Nanos>) -> Outcome {
         match (outcome, self.config.slow_call(), started) {
             (Outcome::Success, Some(limit), Some(started))
@@ -279,6 +299,7 @@ impl Breaker {
         }
     }
 
+    #[inline]
     fn record_closed(&self, generation: u32, outcome: Outcome) {
         let tally = self
             .window
@@ -295,6 +316,7 @@ impl Breaker {
                     && self.config.slow_threshold().reached_by(t.slow, t.calls)))
     }
 
+    #[cold]
     fn trip(&self, generation: u32, tally: Tally) {
         let event = {
             let mut cold = self.cold();
@@ -307,6 +329,7 @@ impl Breaker {
         self.emit(event);
     }
 
+    #[cold]
     fn finish_probe(&self, generation: u32, id: u64, outcome: Option<Outcome>) {
         let event = {
             let mut cold = self.cold();

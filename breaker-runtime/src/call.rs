@@ -1,9 +1,14 @@
 //! The call path: permit, then timeout, then classify, then record.
+//!
+//! [`Call`] is one flat future: it asks for its permit on first poll, polls the body, arms the
+//! timeout's timer only if the body has to wait, and records the outcome on the permit. Nothing
+//! is boxed and nothing allocates.
 
-use std::future::{Future, poll_fn};
-use std::pin::pin;
-use std::task::Poll;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
+use pin_project_lite::pin_project;
 use tokio::time::{Sleep, sleep_until};
 
 use crate::clock::{self, duration_nanos};
@@ -17,7 +22,8 @@ impl Breaker {
     /// The value is returned whatever it is: a failure counts against the dependency but is
     /// still the caller's to handle. `Err` holds only the breaker's own answers, a rejection or
     /// a timeout. A panic in `body` counts as a failure and continues to the caller; dropping
-    /// the returned future records nothing.
+    /// the returned future records nothing. The permit is asked for when the future is first
+    /// polled, not when it is created.
     ///
     /// ```
     /// use std::time::Duration;
@@ -34,12 +40,12 @@ impl Breaker {
     /// assert_eq!(breaker.snapshot().failures, 1);
     /// # }
     /// ```
-    pub async fn call<F>(&self, body: F) -> Result<F::Output, BreakerError>
+    pub fn call<F>(&self, body: F) -> Call<'_, F, fn(&F::Output) -> Verdict>
     where
         F: Future,
         F::Output: IsFailure,
     {
-        self.call_with(body, Verdict::of).await
+        self.call_with(body, Verdict::of::<F::Output>)
     }
 
     /// [`call`](Self::call) with a classifier of your own, for values without an [`IsFailure`]
@@ -58,16 +64,16 @@ impl Breaker {
     /// assert_eq!(breaker.snapshot().failures, 1);
     /// # }
     /// ```
-    pub async fn call_with<F, C>(&self, body: F, classify: C) -> Result<F::Output, BreakerError>
+    pub fn call_with<F, C>(&self, body: F, classify: C) -> Call<'_, F, C>
     where
         F: Future,
         C: FnOnce(&F::Output) -> Verdict,
     {
-        self.try_acquire()?.run(body, classify).await
+        Call::new(self, None, body, classify)
     }
 }
 
-impl Permit<'_> {
+impl<'a> Permit<'a> {
     /// Runs the admitted call: under the breaker's timeout, classified with `classify`, its
     /// outcome recorded on this permit.
     ///
@@ -75,52 +81,144 @@ impl Permit<'_> {
     /// that is ready at once costs no timer and no clock read. The deadline counts from the
     /// call's start when slow calls are detected (the start is read anyway), otherwise from that
     /// first poll.
-    pub async fn run<F, C>(self, body: F, classify: C) -> Result<F::Output, BreakerError>
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, Verdict};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let breaker = Breaker::new(Config::default());
+    /// let permit = breaker.try_acquire().unwrap();
+    /// let answer = permit.run(async { Ok::<_, std::io::Error>(42) }, Verdict::of).await;
+    /// assert_eq!(answer.unwrap().unwrap(), 42);
+    /// # }
+    /// ```
+    pub fn run<F, C>(self, body: F, classify: C) -> Call<'a, F, C>
     where
         F: Future,
         C: FnOnce(&F::Output) -> Verdict,
     {
         let breaker = self.breaker;
-        let limit = breaker.config().timeout();
-        let started = self.started;
-        let mut permit = Some(self);
-        let mut classify = Some(classify);
-        let mut body = pin!(body);
-        let mut deadline = pin!(None::<Sleep>);
-        poll_fn(|cx| {
-            let guard = PanicGuard(&mut permit);
-            if let Poll::Ready(value) = body.as_mut().poll(cx) {
-                let verdict = classify
-                    .take()
-                    .map_or(Verdict::Success, |classify| classify(&value));
-                if let Some(permit) = guard.0.take() {
-                    permit.record(verdict);
+        Call::new(breaker, Some(self), body, classify)
+    }
+}
+
+pin_project! {
+    /// The future of a call through a breaker: see [`Breaker::call`].
+    ///
+    /// Resolves to the body's value, or to the [`BreakerError`] the breaker answered with
+    /// instead. Polling it again after that never completes.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Call<'a, F, C> {
+        breaker: &'a Breaker,
+        stage: Stage,
+        permit: Option<Permit<'a>>,
+        classify: Option<C>,
+        // Emptied the moment the call ends, so a timed-out body is dropped before the caller
+        // hears of the timeout.
+        #[pin]
+        body: Option<F>,
+        #[pin]
+        deadline: Option<Sleep>,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Admitting,
+    Running,
+    Done,
+}
+
+impl<'a, F, C> Call<'a, F, C> {
+    fn new(breaker: &'a Breaker, permit: Option<Permit<'a>>, body: F, classify: C) -> Self {
+        let stage = if permit.is_some() {
+            Stage::Running
+        } else {
+            Stage::Admitting
+        };
+        Call {
+            breaker,
+            stage,
+            permit,
+            classify: Some(classify),
+            body: Some(body),
+            deadline: None,
+        }
+    }
+}
+
+impl<F, C> Future for Call<'_, F, C>
+where
+    F: Future,
+    C: FnOnce(&F::Output) -> Verdict,
+{
+    type Output = Result<F::Output, BreakerError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        match *this.stage {
+            Stage::Running => {}
+            Stage::Done => return Poll::Pending,
+            Stage::Admitting => match this.breaker.try_acquire() {
+                Ok(permit) => {
+                    *this.permit = Some(permit);
+                    *this.stage = Stage::Running;
                 }
-                return Poll::Ready(Ok(value));
-            }
-            let Some(limit) = limit else {
-                return Poll::Pending;
-            };
-            if deadline.is_none() {
-                let start = started.unwrap_or_else(clock::now);
-                let at = clock::to_instant(start.saturating_add(duration_nanos(limit)));
-                deadline.set(Some(sleep_until(at)));
-            }
-            if let Some(timer) = deadline.as_mut().as_pin_mut() {
-                if timer.poll(cx).is_ready() {
-                    if let Some(permit) = guard.0.take() {
-                        permit.failure();
-                    }
-                    return Poll::Ready(Err(BreakerError::Timeout {
-                        breaker: breaker.name().clone(),
-                        limit,
-                    }));
+                Err(rejection) => {
+                    *this.stage = Stage::Done;
+                    this.body.set(None);
+                    return Poll::Ready(Err(rejection));
                 }
+            },
+        }
+
+        let guard = PanicGuard(this.permit);
+        let Some(body) = this.body.as_mut().as_pin_mut() else {
+            return Poll::Pending;
+        };
+        if let Poll::Ready(value) = body.poll(cx) {
+            let verdict = this
+                .classify
+                .take()
+                .map_or(Verdict::Success, |classify| classify(&value));
+            if let Some(permit) = guard.0.take() {
+                permit.record(verdict);
             }
-            Poll::Pending
-        })
-        .await
-        // `body` is dropped here, before the caller sees the timeout.
+            *this.stage = Stage::Done;
+            this.body.set(None);
+            return Poll::Ready(Ok(value));
+        }
+
+        let Some(limit) = this.breaker.config().timeout() else {
+            return Poll::Pending;
+        };
+        if this.deadline.is_none() {
+            let start = guard
+                .0
+                .as_ref()
+                .and_then(|p| p.started)
+                .unwrap_or_else(clock::now);
+            let at = clock::to_instant(start.saturating_add(duration_nanos(limit)));
+            this.deadline.set(Some(sleep_until(at)));
+        }
+        let expired = this
+            .deadline
+            .as_mut()
+            .as_pin_mut()
+            .is_some_and(|timer| timer.poll(cx).is_ready());
+        if !expired {
+            return Poll::Pending;
+        }
+        if let Some(permit) = guard.0.take() {
+            permit.failure();
+        }
+        *this.stage = Stage::Done;
+        this.body.set(None);
+        Poll::Ready(Err(BreakerError::Timeout {
+            breaker: this.breaker.name().clone(),
+            limit,
+        }))
     }
 }
 

@@ -74,6 +74,7 @@ mod state;
 mod window;
 
 pub use breaker::{Breaker, Snapshot};
+pub use call::Call;
 pub use classify::{IsFailure, Verdict};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_PROBES, MIN_TIME_WINDOW, Rate, Window,

@@ -42,6 +42,7 @@ pub(crate) enum Kind {
 }
 
 impl<'a> Permit<'a> {
+    #[inline]
     pub(crate) fn new(breaker: &'a Breaker, kind: Kind, started: Option<Nanos>) -> Self {
         Permit {
             breaker,
@@ -61,6 +62,7 @@ impl<'a> Permit<'a> {
     }
 
     /// Records how the call ended.
+    #[inline]
     pub fn record(mut self, verdict: Verdict) {
         let kind = std::mem::replace(&mut self.kind, Kind::Unrecorded);
         let outcome = match verdict {
@@ -93,6 +95,7 @@ impl<'a> Permit<'a> {
 }
 
 impl Drop for Permit<'_> {
+    #[inline]
     fn drop(&mut self) {
         // Only a probe has something to give back when its call is cancelled: its slot.
         if let Kind::Probe { .. } = self.kind {

@@ -6,8 +6,9 @@
 //! between, a recorder that evicts an outcome whose own tally update is still in flight makes a
 //! count briefly *low*, never high, so a transient can delay an opening but never cause one.
 //!
-//! When a success evicts a success nothing changes, and the tally CAS is skipped: a healthy
-//! dependency costs two atomic read-modify-writes per call.
+//! When a success evicts a success nothing changes, and the tally CAS is skipped. When the window
+//! is full of successes, a success is not written at all (every slot already says the same), so
+//! a healthy dependency costs one atomic load per call.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -46,7 +47,23 @@ impl CountWindow {
         }
     }
 
+    #[inline]
     pub(crate) fn record(
+        &self,
+        generation: u32,
+        outcome: Outcome,
+        current_generation: impl Fn() -> u32,
+    ) -> Option<Tally> {
+        if outcome == Outcome::Success && self.is_full_of_successes(generation) {
+            // Every slot holds a success, so one more success changes neither the counts nor
+            // which outcomes the window holds: there is nothing to write. This is the steady
+            // state of a healthy dependency, and it costs one load.
+            return None;
+        }
+        self.write(generation, outcome, current_generation)
+    }
+
+    fn write(
         &self,
         generation: u32,
         outcome: Outcome,
@@ -103,6 +120,16 @@ impl CountWindow {
                 Err(actual) => word = actual,
             }
         }
+    }
+
+    #[inline]
+    fn is_full_of_successes(&self, generation: u32) -> bool {
+        let full = Tally {
+            calls: self.slots.len() as u32,
+            failures: 0,
+            slow: 0,
+        };
+        self.tallies.load(Ordering::Acquire) == pack(generation, full)
     }
 
     pub(crate) fn tally(&self, generation: u32) -> Tally {
@@ -238,6 +265,38 @@ mod tests {
                 failures: 0,
                 slow: 0
             }
+        );
+    }
+
+    #[test]
+    fn a_success_into_a_window_full_of_successes_writes_nothing_and_the_window_stays_exact() {
+        let w = CountWindow::new(3, 0);
+        record_all(&w, 0, &[Success, Success, Success]);
+        let cursor = w.cursor.load(Ordering::Relaxed);
+        assert_eq!(w.record(0, Success, || 0), None);
+        assert_eq!(
+            w.cursor.load(Ordering::Relaxed),
+            cursor,
+            "nothing was written"
+        );
+        record_all(&w, 0, &[Failure, Success, Success]);
+        assert_eq!(
+            w.tally(0),
+            Tally {
+                calls: 3,
+                failures: 1,
+                slow: 0
+            }
+        );
+        record_all(&w, 0, &[Success]);
+        assert_eq!(
+            w.tally(0),
+            Tally {
+                calls: 3,
+                failures: 0,
+                slow: 0
+            },
+            "the failure left after 3 more"
         );
     }
 

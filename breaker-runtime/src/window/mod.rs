@@ -65,6 +65,7 @@ impl Window {
     /// Records an outcome of a call admitted in `generation`, completed at `now` (read only for
     /// a time window). Returns the tally to judge, or `None` when there is nothing new to judge:
     /// the outcome belonged to an earlier period, or it changed no count.
+    #[inline]
     pub(crate) fn record(
         &self,
         generation: u32,

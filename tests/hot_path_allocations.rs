@@ -1,0 +1,150 @@
+//! The hot path allocates nothing: a call through a closed breaker (either window, with or
+//! without a timeout whose body is ready at once), and a rejection by an open one.
+//!
+//! A counting global allocator watches this thread while the calls run; how fast they are is the
+//! benchmarks' business (`breaker-runtime/benches`).
+
+// A global allocator is an unsafe trait; this one only counts and defers to the system's.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use breaker_runtime::{Breaker, Config, Verdict};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator, which upholds the
+// `GlobalAlloc` contract; counting touches only a const-initialised thread-local.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations_during(work: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    work();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// Polls a future that must be ready at once.
+fn ready<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(value) => value,
+        Poll::Pending => panic!("the body is ready at once"),
+    }
+}
+
+fn breakers() -> Vec<(&'static str, Breaker)> {
+    let build = |b: breaker_runtime::ConfigBuilder| Breaker::new(b.build().unwrap());
+    vec![
+        (
+            "count window, no timeout",
+            build(Config::builder().count_window(100).no_timeout()),
+        ),
+        (
+            "count window, timeout",
+            build(
+                Config::builder()
+                    .count_window(100)
+                    .timeout(Duration::from_secs(1)),
+            ),
+        ),
+        (
+            "time window",
+            build(
+                Config::builder()
+                    .time_window(Duration::from_secs(30))
+                    .no_timeout(),
+            ),
+        ),
+        (
+            "count window, slow-call detection",
+            build(
+                Config::builder()
+                    .count_window(100)
+                    .slow_call(Duration::from_secs(1)),
+            ),
+        ),
+    ]
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    assert_eq!(
+        allocations_during(|| drop(std::hint::black_box(Box::new(7u64)))),
+        1
+    );
+}
+
+#[test]
+fn a_call_through_a_closed_breaker_allocates_nothing() {
+    for (case, breaker) in breakers() {
+        // Warm up: first use of the clock and of lazily initialised statics may allocate.
+        for _ in 0..300 {
+            let _ = ready(breaker.call(async { Ok::<u32, std::io::Error>(1) }));
+        }
+        let n = allocations_during(|| {
+            for i in 0..1_000 {
+                let failed = i % 10 == 0;
+                let value = ready(breaker.call_with(async { i }, |_| {
+                    if failed {
+                        Verdict::Failure
+                    } else {
+                        Verdict::Success
+                    }
+                }));
+                assert_eq!(value.unwrap(), i);
+            }
+        });
+        assert_eq!(n, 0, "{case}: allocations on the closed path");
+    }
+}
+
+#[test]
+fn the_permit_api_allocates_nothing() {
+    for (case, breaker) in breakers() {
+        breaker.try_acquire().unwrap().success();
+        let n = allocations_during(|| {
+            for _ in 0..1_000 {
+                breaker.try_acquire().unwrap().success();
+            }
+        });
+        assert_eq!(n, 0, "{case}");
+    }
+}
+
+#[test]
+fn a_rejection_by_an_open_breaker_allocates_nothing() {
+    for (case, breaker) in breakers() {
+        breaker.force_open();
+        let _ = breaker.try_acquire();
+        let n = allocations_during(|| {
+            for _ in 0..1_000 {
+                let err = ready(breaker.call(async { Ok::<u32, std::io::Error>(1) })).unwrap_err();
+                assert!(err.is_rejection());
+            }
+        });
+        assert_eq!(n, 0, "{case}");
+    }
+}
