@@ -86,9 +86,38 @@ pub use permit::Permit;
 pub use registry::{Conflict, Location, Registry, RegistryError, registry};
 pub use state::State;
 
+/// Derives [`IsFailure`](trait@IsFailure) for an error enum or struct.
+///
+/// Every variant is a failure unless marked: `#[breaker(healthy)]` (the dependency answered
+/// correctly, recorded as a success), `#[breaker(ignore)]` (record nothing) or
+/// `#[breaker(transparent)]` (ask the variant's one field). `#[breaker(default = "healthy")]` on
+/// the enum changes the mark of unmarked variants. Structs take the container attributes.
+///
+/// ```
+/// use breaker_runtime::IsFailure;
+///
+/// #[derive(Debug, IsFailure)]
+/// enum PayError {
+///     Unavailable,
+///     #[breaker(healthy)]
+///     Declined,
+///     #[breaker(ignore)]
+///     Cancelled,
+///     #[breaker(transparent)]
+///     Io(std::io::Error),
+/// }
+///
+/// assert!(PayError::Unavailable.is_failure());
+/// assert!(!PayError::Declined.is_failure());
+/// assert!(PayError::Cancelled.is_ignored());
+/// assert!(!PayError::Io(std::io::ErrorKind::NotFound.into()).is_failure());
+/// ```
+pub use breaker_macros::IsFailure;
+/// Guards an async fn with a circuit breaker.
+///
+/// See the crate documentation for the options and what the expansion looks like.
+pub use breaker_macros::circuit_breaker;
+
 /// What the attribute's expansion reaches the runtime through. Not public API.
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::registry::{DECLARATIONS, Declaration, Handle};
-    pub use linkme;
-}
+pub mod __private;

@@ -1,0 +1,81 @@
+//! The `IsFailure` impl for a checked container.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::ast::{Body, Container, Mark, Rule};
+
+pub(crate) fn impl_is_failure(container: &Container<'_>) -> TokenStream {
+    let krate = &container.krate;
+    let input = container.input;
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let mut bounds: Vec<TokenStream> = where_clause
+        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+        .unwrap_or_default();
+
+    let mut failure_arms = Vec::new();
+    let mut ignored_arms = Vec::new();
+    let mut arm = |pattern: TokenStream, rule: &Rule, bounds: &mut Vec<TokenStream>| match rule {
+        Rule::Fixed(mark) => {
+            let (failure, ignored) = (*mark == Mark::Failure, *mark == Mark::Ignore);
+            failure_arms.push(quote!(#pattern => #failure));
+            ignored_arms.push(quote!(#pattern => #ignored));
+        }
+        Rule::Field(_, ty) => {
+            // Spanned on the field, so a field type without `IsFailure` is reported there.
+            bounds.push(quote_spanned!(ty.span()=> #ty: #krate::IsFailure));
+            failure_arms.push(quote!(#pattern => #krate::IsFailure::is_failure(__breaker_field)));
+            ignored_arms.push(quote!(#pattern => #krate::IsFailure::is_ignored(__breaker_field)));
+        }
+    };
+    let pattern = |path: TokenStream, rule: &Rule| match rule {
+        Rule::Fixed(_) => quote!(#path { .. }),
+        Rule::Field(member, _) => quote!(#path { #member: __breaker_field, .. }),
+    };
+    match &container.body {
+        Body::Enum(variants) => {
+            for variant in variants {
+                let v = &variant.ident;
+                arm(
+                    pattern(quote!(Self::#v), &variant.rule),
+                    &variant.rule,
+                    &mut bounds,
+                );
+            }
+        }
+        Body::Struct(rule) => arm(pattern(quote!(Self), rule), rule, &mut bounds),
+    }
+    let where_clause = (!bounds.is_empty()).then(|| quote!(where #(#bounds),*));
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::IsFailure for #ident #ty_generics #where_clause {
+            fn is_failure(&self) -> bool {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#failure_arms,)*
+                }
+            }
+            fn is_ignored(&self) -> bool {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#ignored_arms,)*
+                }
+            }
+        }
+    }
+}
+
+/// An impl that compiles whatever the input, emitted beside the errors of an invalid one.
+pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        impl #impl_generics ::breaker_runtime::IsFailure for #ident #ty_generics #where_clause {
+            fn is_failure(&self) -> bool {
+                ::core::unreachable!()
+            }
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! Code generation for `#[circuit_breaker]`.
+//!
+//! The function is re-emitted with its attributes, visibility and signature untouched; only the
+//! body changes. The new body declares the function's breaker as two statics (a declaration the
+//! linker gathers for the registry, and a handle that caches the breaker), then runs the original
+//! body through it. The original body sits behind a "fake return edge",
+//! `let __ret: Return = { body };`, so `?`, `return` and type errors behave and point where
+//! they would have without the attribute.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Block, Expr, FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Stmt, Token, Type,
+    TypeParamBound,
+};
+
+use crate::attr::{At, Options, Timeout};
+use crate::errors::Errors;
+use crate::grammar::Window;
+
+/// What the attribute was put on.
+enum Shape {
+    /// An `async fn`.
+    Async,
+    /// A method already rewritten by `#[async_trait]`: a plain fn returning
+    /// `Box::pin(async move { .. })`, whose future yields `output`.
+    AsyncTrait { output: Box<Type> },
+}
+
+pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn) -> TokenStream {
+    let shape = shape(&item, &mut errors);
+    if let Some(fallback) = &options.fallback {
+        if let Some(arg) = item
+            .sig
+            .inputs
+            .iter()
+            .find(|a| matches!(a, FnArg::Typed(t) if matches!(*t.pat, Pat::Wild(_))))
+        {
+            errors.push_spanned(
+                arg,
+                format!(
+                    "`_` cannot be passed on to the fallback `{}`; give the parameter a name",
+                    path_text(fallback)
+                ),
+            );
+        }
+    }
+    let Some(shape) = shape.filter(|_| errors.is_empty()) else {
+        // Emit the function as written beside the errors, so its callers do not pile up
+        // "cannot find function" errors on top of the real one.
+        let errors = errors.into_compile_errors();
+        return quote!(#errors #item);
+    };
+    match shape {
+        Shape::Async => {
+            let ret = match &item.sig.output {
+                ReturnType::Default => syn::parse_quote!(()),
+                ReturnType::Type(_, ty) => (**ty).clone(),
+            };
+            let mut item = item;
+            let plan = Plan::new(&mut item.sig.inputs, &options);
+            let body = wrap(&options, &item, &ret, &item.block, &plan);
+            let ItemFn {
+                attrs, vis, sig, ..
+            } = &item;
+            quote!(#(#attrs)* #vis #sig { #body })
+        }
+        Shape::AsyncTrait { output } => {
+            let mut item = item;
+            let plan = Plan::new(&mut item.sig.inputs, &options);
+            let mut block = item.block.as_ref().clone();
+            let Some(future) = async_trait_future(&mut block) else {
+                return quote!(#item);
+            };
+            let body = wrap(&options, &item, &output, &future.block, &plan);
+            future.block = syn::parse_quote!({ #body });
+            *item.block = block;
+            quote!(#item)
+        }
+    }
+}
+
+fn shape(item: &ItemFn, errors: &mut Errors) -> Option<Shape> {
+    if item.sig.asyncness.is_some() {
+        return Some(Shape::Async);
+    }
+    if let Some(output) = boxed_future_output(&item.sig.output) {
+        let mut block = item.block.clone();
+        if async_trait_future(&mut block).is_some() {
+            return Some(Shape::AsyncTrait { output: Box::new(output) });
+        }
+    }
+    errors.push(
+        item.sig.fn_token.span,
+        format!(
+            "#[circuit_breaker] guards an `async fn`, and `{}` is not async: write `async fn {}`",
+            item.sig.ident, item.sig.ident
+        ),
+    );
+    None
+}
+
+/// The `Output` of `Pin<Box<dyn Future<Output = T> + ..>>`, the return type `#[async_trait]`
+/// gives a method.
+fn boxed_future_output(output: &ReturnType) -> Option<Type> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let pinned = single_generic(ty, "Pin")?;
+    let boxed = single_generic(pinned, "Box")?;
+    let Type::TraitObject(object) = boxed else {
+        return None;
+    };
+    object.bounds.iter().find_map(|bound| {
+        let TypeParamBound::Trait(t) = bound else {
+            return None;
+        };
+        let segment = t.path.segments.last().filter(|s| s.ident == "Future")?;
+        let PathArguments::AngleBracketed(args) = &segment.arguments else {
+            return None;
+        };
+        args.args.iter().find_map(|arg| match arg {
+            GenericArgument::AssocType(assoc) if assoc.ident == "Output" => Some(assoc.ty.clone()),
+            _ => None,
+        })
+    })
+}
+
+fn single_generic<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+    let Type::Path(path) = ty else { return None };
+    let segment = path.path.segments.last().filter(|s| s.ident == name)?;
+    let PathArguments::AngleBracketed(args) = &segment.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|arg| match arg {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// The `async move { .. }` inside the trailing `Box::pin(..)` of an `#[async_trait]` method.
+fn async_trait_future(block: &mut Block) -> Option<&mut syn::ExprAsync> {
+    let Some(Stmt::Expr(Expr::Call(call), None)) = block.stmts.last_mut() else {
+        return None;
+    };
+    let Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    if func.path.segments.last().is_none_or(|s| s.ident != "pin") || call.args.len() != 1 {
+        return None;
+    }
+    match call.args.first_mut() {
+        Some(Expr::Async(future)) if future.capture.is_some() => Some(future),
+        _ => None,
+    }
+}
+
+/// How the fallback gets the call's arguments: what to clone before the body runs, and what to
+/// pass.
+struct Plan {
+    prelude: Vec<TokenStream>,
+    receiver: Option<TokenStream>,
+    args: Vec<TokenStream>,
+}
+
+impl Plan {
+    /// Only a fallback needs the arguments again. A parameter given as a pattern is renamed so
+    /// the whole argument can be cloned, and destructured as before the body runs.
+    fn new(inputs: &mut Punctuated<FnArg, Token![,]>, options: &Options) -> Plan {
+        let mut plan = Plan {
+            prelude: Vec::new(),
+            receiver: None,
+            args: Vec::new(),
+        };
+        if options.fallback.is_none() {
+            return plan;
+        }
+        let krate = runtime(options);
+        for (index, input) in inputs.iter_mut().enumerate() {
+            match input {
+                FnArg::Receiver(receiver) => {
+                    if matches!(*receiver.ty, Type::Reference(_)) {
+                        plan.receiver = Some(quote!(self));
+                    } else {
+                        let copy = format_ident!("__breaker_self", span = Span::mixed_site());
+                        let ty = &receiver.ty;
+                        plan.prelude.push(quote_spanned! {ty.span()=>
+                            let #copy = #krate::__private::FallbackArg::duplicate(&self);
+                        });
+                        plan.receiver = Some(quote!(#copy));
+                    }
+                }
+                FnArg::Typed(typed) => {
+                    let (name, destructure) = match &*typed.pat {
+                        Pat::Ident(ident) if ident.subpat.is_none() => (ident.ident.clone(), None),
+                        pattern => {
+                            let name =
+                                format_ident!("__breaker_arg{}", index, span = Span::mixed_site());
+                            let pattern = pattern.clone();
+                            *typed.pat = syn::parse_quote!(#name);
+                            (name.clone(), Some(quote!(let #pattern = #name;)))
+                        }
+                    };
+                    if matches!(*typed.ty, Type::Reference(_)) {
+                        plan.args.push(quote!(#name));
+                    } else {
+                        let copy = format_ident!(
+                            "__breaker_fallback_arg{}",
+                            index,
+                            span = Span::mixed_site()
+                        );
+                        let ty = &typed.ty;
+                        plan.prelude.push(quote_spanned! {ty.span()=>
+                            let #copy = #krate::__private::FallbackArg::duplicate(&#name);
+                        });
+                        plan.args.push(quote!(#copy));
+                    }
+                    // Cloned first, then taken apart as the signature had it.
+                    plan.prelude.extend(destructure);
+                }
+            }
+        }
+        plan
+    }
+}
+
+fn runtime(options: &Options) -> TokenStream {
+    options
+        .krate
+        .as_ref()
+        .map_or_else(|| quote!(::breaker_runtime), ToTokens::to_token_stream)
+}
+
+fn path_text(path: &syn::Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}
+
+/// The new body: the breaker's statics, then the original body run through it.
+fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan) -> TokenStream {
+    let krate = runtime(options);
+    let statics = statics(options, item, &krate);
+    let annotated = (!mentions_impl_trait(ret)).then_some(ret);
+    let body = match annotated {
+        Some(ret) => quote_spanned! {Span::mixed_site()=>
+            async {
+                let __breaker_ret: #ret = #block;
+                #[allow(unreachable_code)]
+                __breaker_ret
+            }
+        },
+        None => quote!(async #block),
+    };
+    let ret_span = ret.span();
+    let classify = match (&options.is_failure, annotated) {
+        (Some(path), Some(ret)) => quote_spanned! {path.span()=>
+            |__breaker_value: &#ret| #krate::__private::verdict_of_failure(#path(__breaker_value))
+        },
+        (Some(path), None) => quote_spanned! {path.span()=>
+            |__breaker_value: &_| #krate::__private::verdict_of_failure(#path(__breaker_value))
+        },
+        (None, Some(ret)) => quote_spanned!(ret_span=> #krate::__private::classify::<#ret>),
+        (None, None) => quote_spanned!(ret_span=> #krate::__private::classify),
+    };
+    let prelude = &plan.prelude;
+    let breaker = format_ident!("__breaker", span = Span::mixed_site());
+    let outcome = format_ident!("__breaker_outcome", span = Span::mixed_site());
+
+    let Some(fallback) = &options.fallback else {
+        let rejected = match annotated {
+            Some(ret) => {
+                quote_spanned!(ret_span=> <#ret as #krate::__private::FromRejection>::from_rejection(__breaker_error))
+            }
+            None => {
+                quote_spanned!(ret_span=> #krate::__private::FromRejection::from_rejection(__breaker_error))
+            }
+        };
+        return quote! {
+            #statics
+            let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+            let #outcome = #breaker.call_with(#body, #classify).await;
+            match #outcome {
+                ::core::result::Result::Ok(__breaker_value) => __breaker_value,
+                ::core::result::Result::Err(__breaker_error) => #rejected,
+            }
+        };
+    };
+
+    let fallback_span = fallback.span();
+    let args = &plan.args;
+    let call = match (&plan.receiver, fallback.get_ident()) {
+        (Some(receiver), Some(method)) => {
+            quote_spanned!(fallback_span=> #receiver.#method(#(#args),*))
+        }
+        (Some(receiver), None) => quote_spanned!(fallback_span=> #fallback(#receiver, #(#args),*)),
+        (None, _) => quote_spanned!(fallback_span=> #fallback(#(#args),*)),
+    };
+    let fallback_value = match annotated {
+        Some(ret) => quote_spanned! {fallback_span=>
+            {
+                let __breaker_fallback: #ret = #call.await;
+                __breaker_fallback
+            }
+        },
+        None => quote_spanned!(fallback_span=> #call.await),
+    };
+    quote! {
+        #statics
+        let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+        #(#prelude)*
+        let #outcome = #breaker
+            .call_with(
+                async {
+                    let __breaker_value = #body.await;
+                    let __breaker_verdict = (#classify)(&__breaker_value);
+                    (__breaker_value, __breaker_verdict)
+                },
+                |(_, __breaker_verdict)| *__breaker_verdict,
+            )
+            .await;
+        match #outcome {
+            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore)) => __breaker_value,
+            // A counted failure or the breaker's own answer: serve the fallback.
+            ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => #fallback_value,
+        }
+    }
+}
+
+/// The declaration the linker gathers for the registry, and the handle that caches the breaker.
+fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream {
+    let ident = &item.sig.ident;
+    let fn_name = ident.to_string();
+    let default_name = quote!(::core::concat!(::core::module_path!(), "::", #fn_name));
+    let (name, config_name) = match &options.name {
+        Some(name) => (quote!(::core::option::Option::Some(#name)), quote!(#name)),
+        None => (quote!(::core::option::Option::None), default_name.clone()),
+    };
+    let config = config(options, krate, &config_name);
+    let location = quote_spanned! {ident.span()=>
+        #krate::__private::Location {
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+        }
+    };
+    let private = quote!(#krate::__private);
+    let linkme = quote!(#private::linkme);
+    quote! {
+        #[#linkme::distributed_slice(#private::DECLARATIONS)]
+        #[linkme(crate = #linkme)]
+        static __BREAKER_DECLARATION: #private::Declaration = #private::Declaration {
+            name: #name,
+            default_name: #default_name,
+            config: #config,
+            location: #location,
+        };
+        static __BREAKER_HANDLE: #private::Handle = #private::Handle::new(&__BREAKER_DECLARATION);
+    }
+}
+
+fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let millis = |ms: u64| quote!(#p::Duration::from_millis(#ms));
+    let some_millis = |value: Option<At<u64>>| match value {
+        Some(at) => {
+            let d = millis(at.value);
+            quote!(::core::option::Option::Some(#d))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let threshold = options.threshold.map_or(500_000, |t| t.value);
+    let slow_threshold = options.slow_threshold.map_or(1_000_000, |t| t.value);
+    let window_value = options.window.map_or(Window::Count(20), |w| w.value);
+    let (window, default_min_calls) = match window_value {
+        Window::Count(n) => (quote!(#p::Window::Count(#n)), n),
+        Window::Millis(ms) => {
+            let d = millis(ms);
+            (quote!(#p::Window::Time(#d)), 10)
+        }
+    };
+    let min_calls = options.min_calls.map_or(default_min_calls, |m| m.value);
+    let timeout = match options.timeout.map(|t| t.value) {
+        Some(Timeout::Off) => quote!(::core::option::Option::None),
+        Some(Timeout::Millis(ms)) => some_millis(Some(At {
+            value: ms,
+            span: Span::call_site(),
+        })),
+        None => some_millis(Some(At {
+            value: 10_000,
+            span: Span::call_site(),
+        })),
+    };
+    let break_duration = millis(options.break_duration.map_or(30_000, |b| b.value));
+    let max_break = some_millis(options.max_break_duration);
+    let probes = options.probes.map_or(1, |p| p.value);
+    let slow_call = some_millis(options.slow_call);
+    quote! {
+        #p::Config::__prevalidated(
+            #p::Name::from_static(#name),
+            #p::Rate::from_ppm(#threshold),
+            #window,
+            #min_calls,
+            #timeout,
+            #break_duration,
+            #max_break,
+            #probes,
+            #slow_call,
+            #p::Rate::from_ppm(#slow_threshold),
+        )
+    }
+}
+
+fn mentions_impl_trait(ty: &Type) -> bool {
+    fn scan(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => ident == "impl",
+            TokenTree::Group(group) => scan(group.stream()),
+            _ => false,
+        })
+    }
+    scan(ty.to_token_stream())
+}

@@ -1,0 +1,62 @@
+//! Checks between options, each reported on the token at fault.
+
+use crate::attr::Options;
+use crate::errors::Errors;
+use crate::grammar::Window;
+
+/// The runtime's default break, which `max_break_duration` must not undercut when
+/// `break_duration` is not given.
+const DEFAULT_BREAK_MS: u64 = 30_000;
+
+pub(crate) fn check(options: &Options, errors: &mut Errors) {
+    if let (Some(min_calls), Some(window)) = (options.min_calls, options.window) {
+        if let Window::Count(size) = window.value {
+            if min_calls.value > size {
+                errors.push(
+                    min_calls.span,
+                    format!(
+                        "invalid `min_calls`: {} is more than the window's {size} calls, so the circuit could never open; use at most {size}",
+                        min_calls.value
+                    ),
+                );
+            }
+        }
+    } else if let (Some(min_calls), None) = (options.min_calls, options.window) {
+        if min_calls.value > 20 {
+            errors.push(
+                min_calls.span,
+                format!(
+                    "invalid `min_calls`: {} is more than the default window's 20 calls; use at most 20, or set a larger `window`",
+                    min_calls.value
+                ),
+            );
+        }
+    }
+    if let Some(max) = options.max_break_duration {
+        let base = options.break_duration.map_or(DEFAULT_BREAK_MS, |b| b.value);
+        if max.value < base {
+            errors.push(
+                max.span,
+                format!(
+                    "invalid `max_break_duration`: it must be at least `break_duration` ({}), since it caps the break as it grows",
+                    millis(base)
+                ),
+            );
+        }
+    }
+    if let (Some(slow_threshold), None) = (options.slow_threshold, options.slow_call) {
+        errors.push(
+            slow_threshold.span,
+            "`slow_threshold` needs `slow_call`: add `slow_call = \"1s\"` (how long a call may take before it counts as slow)",
+        );
+    }
+}
+
+fn millis(ms: u64) -> String {
+    match ms {
+        ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        ms if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+        ms => format!("{ms}ms"),
+    }
+}

@@ -1,0 +1,64 @@
+//! What the attribute's expansion reaches the runtime through. Not public API: it may change in
+//! any release.
+
+pub use std::time::Duration;
+
+pub use linkme;
+
+pub use crate::registry::{DECLARATIONS, Declaration, Handle};
+pub use crate::{BreakerError, Config, IsFailure, Location, Name, Rate, Verdict, Window};
+
+/// The verdict for a guarded fn's return value, through its `IsFailure` impl.
+#[inline]
+pub fn classify<T: IsFailure>(value: &T) -> Verdict {
+    Verdict::of(value)
+}
+
+/// The verdict from an `is_failure = path` classifier.
+#[inline]
+pub fn verdict_of_failure(failed: bool) -> Verdict {
+    if failed {
+        Verdict::Failure
+    } else {
+        Verdict::Success
+    }
+}
+
+/// A return type that can carry the breaker's own answer (a rejection or a timeout) when the
+/// attribute has no fallback.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot carry the circuit breaker's rejection",
+    label = "without a `fallback`, a guarded fn must return `Result<T, E>` where `E: From<BreakerError>`",
+    note = "add a `#[from] BreakerError` variant to the error type (or implement `From<BreakerError>` for it), or give the attribute a `fallback = ...`"
+)]
+pub trait FromRejection {
+    /// The value a rejected or timed-out call returns.
+    fn from_rejection(error: BreakerError) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T, E: From<BreakerError>> FromRejection for Result<T, E> {
+    #[inline]
+    fn from_rejection(error: BreakerError) -> Self {
+        Err(E::from(error))
+    }
+}
+
+/// An argument the fallback needs a copy of, because the body takes the original.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is taken by value, so the fallback needs a clone of it",
+    label = "this argument must be `Clone` to be passed to the fallback too",
+    note = "derive or implement `Clone` for it, or take the argument by reference (`&{Self}`)"
+)]
+pub trait FallbackArg: Sized {
+    /// The copy handed to the fallback.
+    fn duplicate(&self) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> FallbackArg for T {
+    #[inline]
+    fn duplicate(&self) -> Self {
+        self.clone()
+    }
+}
