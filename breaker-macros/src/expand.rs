@@ -89,7 +89,9 @@ fn shape(item: &ItemFn, errors: &mut Errors) -> Option<Shape> {
     if let Some(output) = boxed_future_output(&item.sig.output) {
         let mut block = item.block.clone();
         if async_trait_future(&mut block).is_some() {
-            return Some(Shape::AsyncTrait { output: Box::new(output) });
+            return Some(Shape::AsyncTrait {
+                output: Box::new(output),
+            });
         }
     }
     errors.push(

@@ -86,9 +86,16 @@ impl<T, E: IsFailure> IsFailure for Result<T, E> {
 }
 
 /// `NotFound`, `PermissionDenied`, `InvalidInput` and `InvalidData` are answers; every other kind,
-/// time-outs and connection errors among them, is a failure.
+/// time-outs and connection errors among them, is a failure. An `io::Error` that carries a
+/// [`BreakerError`] (a nested breaker's answer) is classified as that error is.
 impl IsFailure for io::Error {
     fn is_failure(&self) -> bool {
+        if let Some(inner) = self
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<BreakerError>())
+        {
+            return inner.is_failure();
+        }
         !matches!(
             self.kind(),
             io::ErrorKind::NotFound
@@ -96,6 +103,12 @@ impl IsFailure for io::Error {
                 | io::ErrorKind::InvalidInput
                 | io::ErrorKind::InvalidData
         )
+    }
+
+    fn is_ignored(&self) -> bool {
+        self.get_ref()
+            .and_then(|e| e.downcast_ref::<BreakerError>())
+            .is_some_and(BreakerError::is_ignored)
     }
 }
 

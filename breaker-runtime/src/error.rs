@@ -27,7 +27,7 @@ use crate::Name;
 /// assert_eq!(err.to_string(), "circuit breaker `inventory` is held open by an operator");
 /// # }
 /// ```
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BreakerError {
     /// The circuit is open; nothing was called.
@@ -100,5 +100,30 @@ impl BreakerError {
             } => Some(at.saturating_duration_since(Instant::now())),
             _ => None,
         }
+    }
+}
+
+/// For functions that return `std::io::Result`: a timeout becomes `TimedOut`, a rejection
+/// `Other`, each carrying the `BreakerError` (reach it with `get_ref` and `downcast_ref`). The
+/// `IsFailure` impl of `io::Error` looks for it, so an outer breaker ignores an inner one's
+/// rejection.
+///
+/// ```
+/// use std::io;
+/// use breaker_runtime::{BreakerError, IsFailure};
+///
+/// let rejected = BreakerError::Open { breaker: "inner".into(), next_probe_at: None };
+/// let io: io::Error = rejected.into();
+/// assert_eq!(io.kind(), io::ErrorKind::Other);
+/// assert!(io.is_ignored());
+/// ```
+impl From<BreakerError> for std::io::Error {
+    fn from(error: BreakerError) -> Self {
+        let kind = if error.is_timeout() {
+            std::io::ErrorKind::TimedOut
+        } else {
+            std::io::ErrorKind::Other
+        };
+        std::io::Error::new(kind, error)
     }
 }

@@ -48,18 +48,24 @@ pub(crate) fn impl_is_failure(container: &Container<'_>) -> TokenStream {
         Body::Struct(rule) => arm(pattern(quote!(Self), rule), rule, &mut bounds),
     }
     let where_clause = (!bounds.is_empty()).then(|| quote!(where #(#bounds),*));
+    // An enum without variants has no value to look at.
+    let subject = if failure_arms.is_empty() {
+        quote!(*self)
+    } else {
+        quote!(self)
+    };
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::IsFailure for #ident #ty_generics #where_clause {
             fn is_failure(&self) -> bool {
                 #[allow(unreachable_patterns)]
-                match self {
+                match #subject {
                     #(#failure_arms,)*
                 }
             }
             fn is_ignored(&self) -> bool {
                 #[allow(unreachable_patterns)]
-                match self {
+                match #subject {
                     #(#ignored_arms,)*
                 }
             }
