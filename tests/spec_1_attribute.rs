@@ -228,9 +228,9 @@ async fn async_fns_in_trait_impls() {
 }
 
 #[circuit_breaker(window = "100")]
-async fn generic<T: ToString + Send>(value: T) -> Answer<String>
+async fn generic<T>(value: T) -> Answer<String>
 where
-    T: 'static,
+    T: ToString + Send + 'static,
 {
     Ok(value.to_string())
 }
