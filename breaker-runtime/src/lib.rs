@@ -115,7 +115,108 @@ pub use state::State;
 pub use breaker_macros::IsFailure;
 /// Guards an async fn with a circuit breaker.
 ///
-/// See the crate documentation for the options and what the expansion looks like.
+/// ```
+/// use breaker_runtime::{circuit_breaker, BreakerError, IsFailure};
+///
+/// #[derive(Debug, IsFailure)]
+/// enum PayError {
+///     Unavailable,
+///     #[breaker(healthy)]
+///     Declined,
+///     #[breaker(transparent)]
+///     Breaker(BreakerError),
+/// }
+///
+/// impl From<BreakerError> for PayError {
+///     fn from(e: BreakerError) -> Self {
+///         PayError::Breaker(e)
+///     }
+/// }
+///
+/// struct Order { id: u64 }
+/// struct Receipt { id: u64, queued: bool }
+///
+/// #[circuit_breaker(threshold = "50%", window = "20", timeout_ms = 2000, fallback = queue_charge)]
+/// async fn charge(order: &Order) -> Result<Receipt, PayError> {
+///     Err(PayError::Unavailable) // the payment API is down
+/// }
+///
+/// async fn queue_charge(order: &Order) -> Result<Receipt, PayError> {
+///     Ok(Receipt { id: order.id, queued: true })
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let receipt = charge(&Order { id: 7 }).await.unwrap();
+/// assert!(receipt.queued, "the failure was served by the fallback");
+/// let breakers = breaker_runtime::registry().breakers();
+/// let breaker = breakers.iter().find(|b| b.name().ends_with("::charge")).unwrap();
+/// assert_eq!(breaker.snapshot().failures, 1);
+/// # }
+/// ```
+///
+/// # Options
+///
+/// | option | value | default |
+/// |---|---|---|
+/// | `threshold` | `"N%"`, 0 < N ≤ 100, up to 4 decimals | `"50%"` |
+/// | `window` | `"N"` calls (1 to 10 000) or a duration such as `"30s"` | `"20"` |
+/// | `min_calls` | integer ≥ 1, ≤ N for a count window | N, or 10 for a time window |
+/// | `timeout_ms` / `timeout` | integer ms > 0 / a duration, or `"off"` | 10 s |
+/// | `break_duration` | a duration | `"30s"` |
+/// | `max_break_duration` | a duration ≥ `break_duration` | none (no growth) |
+/// | `probes` | integer 1 to 1 000 | 1 |
+/// | `slow_call` / `slow_threshold` | a duration / `"N%"` | off / `"100%"` |
+/// | `fallback` | a path to an async fn; in a method, the name of a method on `self` | none |
+/// | `name` | string literal: functions with one name share one breaker | `module_path!()::fn_name` |
+/// | `is_failure` | a path to `fn(&Return) -> bool` | the `IsFailure` impl |
+/// | `crate` | a path | `::breaker_runtime` |
+///
+/// Durations are `"<integer><unit>"` with unit `ms`, `s`, `m` or `h`. Every value is checked at
+/// compile time.
+///
+/// # What it expands to
+///
+/// The signature, attributes, docs and visibility stay as written; the body becomes, in
+/// outline (the real names are hygienic):
+///
+/// ```text
+/// async fn charge(order: &Order) -> Result<Receipt, PayError> {
+///     // Gathered by the linker, so registry() lists the breaker before its first call.
+///     #[linkme::distributed_slice(DECLARATIONS)]
+///     static DECLARATION: Declaration = Declaration {
+///         name: None,
+///         default_name: concat!(module_path!(), "::", "charge"),
+///         config: Config::__prevalidated(/* 50%, Count(20), 20, Some(2s), 30s, None, 1, None, 100% */),
+///         location: Location { file: file!(), line: line!(), column: column!() },
+///     };
+///     static HANDLE: Handle = Handle::new(&DECLARATION);
+///
+///     let breaker: &'static Breaker = HANDLE.get();         // one atomic load after the first call
+///     let outcome = breaker
+///         .call_with(
+///             async {
+///                 let value = async {
+///                     let ret: Result<Receipt, PayError> = { /* the original body */ };
+///                     ret
+///                 }
+///                 .await;
+///                 let verdict = classify::<Result<Receipt, PayError>>(&value); // IsFailure
+///                 (value, verdict)
+///             },
+///             |(_, verdict)| *verdict,
+///         )
+///         .await;                                            // permit, timeout, record
+///     match outcome {
+///         Ok((value, Verdict::Success | Verdict::Ignore)) => value,
+///         Ok((_, Verdict::Failure)) | Err(_) => queue_charge(order).await,
+///     }
+/// }
+/// ```
+///
+/// Without a `fallback`, a rejection or timeout returns `Err(E::from(breaker_error))` and a
+/// counted failure is returned as it is. Arguments taken by value are cloned before the body
+/// runs only when there is a fallback to hand them to.
 pub use breaker_macros::circuit_breaker;
 
 /// What the attribute's expansion reaches the runtime through. Not public API.
