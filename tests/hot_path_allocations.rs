@@ -14,7 +14,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, Config, Verdict};
+use breaker_runtime::{Breaker, Config, Verdict, circuit_breaker};
 
 struct Counting;
 
@@ -147,4 +147,33 @@ fn a_rejection_by_an_open_breaker_allocates_nothing() {
         });
         assert_eq!(n, 0, "{case}");
     }
+}
+
+#[circuit_breaker(window = "100", timeout_ms = 1000)]
+async fn guarded(value: u32) -> Result<u32, breaker_runtime::BreakerError> {
+    Ok(value)
+}
+
+async fn served(value: &u32) -> Result<u32, std::io::Error> {
+    Ok(*value)
+}
+
+#[circuit_breaker(window = "100", fallback = served)]
+async fn guarded_with_fallback(value: &u32) -> Result<u32, std::io::Error> {
+    Ok(*value + 1)
+}
+
+#[test]
+fn a_call_through_the_attribute_allocates_nothing() {
+    for i in 0..300 {
+        ready(guarded(i)).unwrap();
+        ready(guarded_with_fallback(&i)).unwrap();
+    }
+    let n = allocations_during(|| {
+        for i in 0..1_000 {
+            assert_eq!(ready(guarded(i)).unwrap(), i);
+            assert_eq!(ready(guarded_with_fallback(&i)).unwrap(), i + 1);
+        }
+    });
+    assert_eq!(n, 0);
 }

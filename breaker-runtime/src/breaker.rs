@@ -65,6 +65,17 @@ struct Cold {
 }
 
 /// A point-in-time view of a breaker, for dashboards and health checks.
+///
+/// ```
+/// use breaker_runtime::{Breaker, Config, State};
+///
+/// let breaker = Breaker::new(Config::builder().name("search").build().unwrap());
+/// breaker.force_open();
+/// let snapshot = breaker.snapshot();
+/// assert_eq!(snapshot.name(), "search");
+/// assert_eq!(snapshot.state, State::ForcedOpen);
+/// assert!(snapshot.last_transition.is_some());
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Snapshot {

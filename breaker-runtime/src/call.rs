@@ -107,7 +107,22 @@ pin_project! {
     /// The future of a call through a breaker: see [`Breaker::call`].
     ///
     /// Resolves to the body's value, or to the [`BreakerError`] the breaker answered with
-    /// instead. Polling it again after that never completes.
+    /// instead. Polling it again after that never completes. It is a named type, so it can be
+    /// stored in a struct or returned from a trait method without boxing.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Call, Config, Verdict};
+    ///
+    /// fn lookup(breaker: &Breaker) -> Call<'_, std::future::Ready<Result<u32, std::io::Error>>, fn(&Result<u32, std::io::Error>) -> Verdict> {
+    ///     breaker.call(std::future::ready(Ok(7)))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let breaker = Breaker::new(Config::default());
+    /// assert_eq!(lookup(&breaker).await.unwrap().unwrap(), 7);
+    /// # }
+    /// ```
     #[must_use = "futures do nothing unless polled"]
     pub struct Call<'a, F, C> {
         breaker: &'a Breaker,

@@ -6,15 +6,43 @@ use std::time::Duration;
 use crate::Name;
 
 /// The largest count window: a count window keeps its tallies in one atomic word.
+///
+/// ```
+/// use breaker_runtime::{Config, MAX_COUNT_WINDOW};
+///
+/// assert!(Config::builder().count_window(MAX_COUNT_WINDOW + 1).build().is_err());
+/// ```
 pub const MAX_COUNT_WINDOW: u32 = 10_000;
 /// The most probes a half-open breaker may run at once.
+///
+/// ```
+/// use breaker_runtime::{Config, MAX_PROBES};
+///
+/// assert!(Config::builder().probes(MAX_PROBES).build().is_ok());
+/// ```
 pub const MAX_PROBES: u32 = 1_000;
 /// The shortest time window: it is cut into ten buckets of at least 100 µs.
+///
+/// ```
+/// use breaker_runtime::{Config, MIN_TIME_WINDOW};
+///
+/// assert!(Config::builder().time_window(MIN_TIME_WINDOW).build().is_ok());
+/// ```
 pub const MIN_TIME_WINDOW: Duration = Duration::from_millis(1);
 
 const PARTS_PER_MILLION: u32 = 1_000_000;
 
 /// The sliding window of recorded outcomes the failure rate is judged over.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, Window};
+///
+/// let by_count = Config::builder().count_window(100).build().unwrap();
+/// assert_eq!(by_count.window(), Window::Count(100));
+/// let by_time = Config::builder().time_window(Duration::from_secs(60)).build().unwrap();
+/// assert_eq!(by_time.window().to_string(), "last 60s");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Window {
     /// The last `n` recorded outcomes.
@@ -33,6 +61,14 @@ impl fmt::Display for Window {
 }
 
 /// A percentage kept exactly as parts per million, so `33.3333%` means what it says.
+///
+/// ```
+/// use breaker_runtime::Config;
+///
+/// let config = Config::builder().threshold(33.3333).build().unwrap();
+/// assert_eq!(config.threshold().percent(), 33.3333);
+/// assert_eq!(config.threshold().to_string(), "33.3333%");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rate(u32);
 
@@ -75,6 +111,14 @@ impl fmt::Display for Rate {
 }
 
 /// A value the [`ConfigBuilder`] refused: names the field and the rule it broke.
+///
+/// ```
+/// use breaker_runtime::{Config, ConfigError};
+///
+/// let err = Config::builder().count_window(10).min_calls(11).build().unwrap_err();
+/// assert_eq!(err, ConfigError::MinCallsAboveWindow { min_calls: 11, window: 10 });
+/// assert_eq!(err.field(), "min_calls");
+/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {

@@ -13,6 +13,22 @@ use tokio::time::Instant;
 use crate::{Name, State};
 
 /// One change of a breaker's state.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use breaker_runtime::{Breaker, Config, State, Verdict};
+///
+/// let breaker = Breaker::new(Config::builder().name("ledger").count_window(2).build().unwrap());
+/// let last = Arc::new(Mutex::new(None));
+/// let sink = Arc::clone(&last);
+/// breaker.on_transition(move |t| *sink.lock().unwrap() = Some(t.clone())).forever();
+/// for _ in 0..2 {
+///     breaker.try_acquire().unwrap().record(Verdict::Failure);
+/// }
+/// let t = last.lock().unwrap().clone().unwrap();
+/// assert_eq!((t.from, t.to, t.calls, t.failure_rate), (State::Closed, State::Open, 2, 100.0));
+/// assert_eq!(t.to_string(), "circuit breaker `ledger`: closed -> open");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Transition {

@@ -12,6 +12,19 @@ use crate::events::{Listeners, Subscription, Transition};
 use crate::{Breaker, Config, Name, Snapshot};
 
 /// Where a breaker was declared.
+///
+/// ```
+/// use breaker_runtime::{circuit_breaker, registry, BreakerError};
+///
+/// #[circuit_breaker(name = "located")]
+/// async fn located() -> Result<(), BreakerError> {
+///     Ok(())
+/// }
+///
+/// let at = registry().declared_at("located");
+/// assert_eq!(at.len(), 1);
+/// assert!(at[0].line > 0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Location {
     /// The source file.
@@ -50,6 +63,20 @@ pub static DECLARATIONS: [Declaration];
 /// Two or more declarations of one breaker `name` with different options. The breaker runs with
 /// the options of the first declaration (by file, line and column); the others are reported
 /// here and in a `tracing` warning rather than silently merged.
+///
+/// ```
+/// use breaker_runtime::{circuit_breaker, registry, BreakerError};
+///
+/// #[circuit_breaker(name = "shared-db", threshold = "50%")]
+/// async fn read() -> Result<(), BreakerError> { Ok(()) }
+///
+/// #[circuit_breaker(name = "shared-db", threshold = "10%")]
+/// async fn write() -> Result<(), BreakerError> { Ok(()) }
+///
+/// let conflict = registry().conflicts().iter().find(|c| c.name == "shared-db").unwrap();
+/// assert_eq!(conflict.kept.1.threshold().percent(), 50.0);
+/// assert_eq!(conflict.differing[0].1.threshold().percent(), 10.0);
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Conflict {
@@ -62,6 +89,15 @@ pub struct Conflict {
 }
 
 /// Why a breaker could not be registered.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker_runtime::{registry, Breaker, Config, RegistryError};
+///
+/// let build = || Arc::new(Breaker::new(Config::builder().name("twice").build().unwrap()));
+/// registry().register(build()).unwrap();
+/// assert!(matches!(registry().register(build()), Err(RegistryError::NameTaken(_))));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
@@ -98,6 +134,21 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::from_declaratio
 static LISTENERS: LazyLock<Arc<Listeners>> = LazyLock::new(Arc::default);
 
 /// The program's registry of breakers.
+///
+/// ```
+/// use breaker_runtime::{circuit_breaker, registry, BreakerError, State};
+///
+/// #[circuit_breaker(name = "rates-api")]
+/// async fn rates() -> Result<f64, BreakerError> {
+///     Ok(1.08)
+/// }
+///
+/// // Listed before its first call, and operable by name.
+/// let breaker = registry().get("rates-api").unwrap();
+/// assert_eq!(breaker.state(), State::Closed);
+/// breaker.disable();
+/// assert_eq!(registry().get("rates-api").unwrap().state(), State::Disabled);
+/// ```
 pub fn registry() -> &'static Registry {
     &REGISTRY
 }
