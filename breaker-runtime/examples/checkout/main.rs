@@ -1,0 +1,198 @@
+//! The checkout demo: a payment API that answers in 80 ms slows to 8 s for a minute, then
+//! recovers. The same seeded traffic runs twice on tokio's paused clock, without and with the
+//! breaker, and the figures come from the real breaker.
+//!
+//! `cargo run --release --example checkout -- --help`
+
+mod report;
+mod shop;
+mod sim;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::shop::Weather;
+use crate::sim::{Guard, Scenario};
+
+/// Shows a circuit breaker keeping a slow payment API from taking a checkout service down.
+#[derive(Parser, Debug)]
+#[command(name = "checkout")]
+struct Args {
+    /// When the payment API turns slow, in seconds from the start.
+    #[arg(long, default_value_t = 40.0, value_parser = seconds)]
+    slow_start: f64,
+    /// How long it stays slow, in seconds.
+    #[arg(long, default_value_t = 60.0, value_parser = seconds)]
+    slow_for: f64,
+    /// How long it takes to answer while slow, in seconds.
+    #[arg(long, default_value_t = 8.0, value_parser = seconds)]
+    slow_latency: f64,
+    /// Orders per second.
+    #[arg(long, default_value_t = 200.0, value_parser = rate)]
+    rate: f64,
+    /// How long orders arrive, in seconds.
+    #[arg(long, default_value_t = 180.0, value_parser = seconds)]
+    duration: f64,
+    /// The traffic's seed: the same seed, the same orders.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Where to write the SVG chart.
+    #[arg(long, default_value = "target/checkout.svg")]
+    output: PathBuf,
+    /// Do not write the chart.
+    #[arg(long)]
+    no_chart: bool,
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.0..=86_400.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
+fn rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 100_000.0 => Ok(r),
+        _ => Err(format!(
+            "`{text}` is not a rate between 0 and 100000 orders per second"
+        )),
+    }
+}
+
+impl Args {
+    fn scenario(&self) -> Scenario {
+        Scenario {
+            rate: self.rate,
+            duration: Duration::from_secs_f64(self.duration),
+            weather: Weather {
+                slow_from: Duration::from_secs_f64(self.slow_start),
+                slow_until: Duration::from_secs_f64(self.slow_start + self.slow_for),
+                healthy_latency: Duration::from_millis(80),
+                slow_latency: Duration::from_secs_f64(self.slow_latency),
+            },
+            patience: Duration::from_secs(5),
+            seed: self.seed,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let scenario = args.scenario();
+    let wall = std::time::Instant::now();
+    let unguarded = sim::run(&scenario, Guard::Unguarded);
+    let guarded = sim::run(&scenario, Guard::Breaker);
+
+    println!(
+        "{} orders/s for {:.0} s; the payment API answers in 80 ms, but in {:.1} s from {:.0} s to {:.0} s.",
+        scenario.rate,
+        scenario.duration.as_secs_f64(),
+        scenario.weather.slow_latency.as_secs_f64(),
+        scenario.weather.slow_from.as_secs_f64(),
+        scenario.weather.slow_until.as_secs_f64(),
+    );
+    println!(
+        "Customers give up after {} s. Simulated on tokio's paused clock in {:.1} s.\n",
+        scenario.patience.as_secs(),
+        wall.elapsed().as_secs_f64()
+    );
+    print!("{}", report::table(&scenario, &unguarded, &guarded));
+    println!("\nbreaker transitions (simulated time):");
+    print!("{}", report::transitions(&guarded));
+    println!("\np99 latency per 5 s, 10 ms to 10 s:");
+    println!(
+        "  without breaker  {}",
+        report::sparkline(&unguarded, &scenario, 5.0)
+    );
+    println!(
+        "  with breaker     {}",
+        report::sparkline(&guarded, &scenario, 5.0)
+    );
+    if !args.no_chart {
+        if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        match report::chart(&args.output, &scenario, &unguarded, &guarded) {
+            Ok(()) => println!("\nchart: {}", args.output.display()),
+            Err(e) => {
+                eprintln!(
+                    "could not write the chart to {}: {e}",
+                    args.output.display()
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::quantile;
+
+    /// A short scenario: what the demo claims must hold for it.
+    #[test]
+    fn with_the_breaker_the_service_stays_up_and_recovers() {
+        let scenario = Scenario {
+            rate: 50.0,
+            duration: Duration::from_secs(90),
+            weather: Weather {
+                slow_from: Duration::from_secs(10),
+                slow_until: Duration::from_secs(40),
+                healthy_latency: Duration::from_millis(80),
+                slow_latency: Duration::from_secs(8),
+            },
+            patience: Duration::from_secs(5),
+            seed: 11,
+        };
+        let unguarded = sim::run(&scenario, Guard::Unguarded);
+        let guarded = sim::run(&scenario, Guard::Breaker);
+
+        let sick_p99 = quantile(&guarded.sick_latencies(&scenario), 0.99);
+        assert!(
+            sick_p99 <= 2.0 + 0.001,
+            "p99 while sick is bounded by the 2 s timeout: {sick_p99}"
+        );
+        assert!(
+            quantile(&unguarded.sick_latencies(&scenario), 0.99) >= 7.0,
+            "without it, callers wait for the sick API"
+        );
+        assert!(
+            guarded.peak_connections * 3 <= unguarded.peak_connections,
+            "peak in-flight calls far below: {} vs {}",
+            guarded.peak_connections,
+            unguarded.peak_connections
+        );
+        assert!(guarded.calls_while_sick * 5 <= unguarded.calls_while_sick);
+        assert_eq!(guarded.lost, 0, "no order lost with the breaker");
+        assert!(unguarded.lost > 0);
+        assert!(guarded.queued > 0);
+        assert_eq!(
+            guarded.still_queued, 0,
+            "the outbox was drained after recovery"
+        );
+        assert_eq!(
+            guarded.reconciled + guarded.declined_later,
+            guarded.queued,
+            "every queued order was charged or declined later"
+        );
+        let closed = guarded
+            .closed_after_recovery(&scenario)
+            .expect("the circuit closes after recovery");
+        assert!(
+            closed <= 32.0,
+            "closed {closed} s after recovery: within a break and a probe"
+        );
+        assert_eq!(
+            guarded.charged + guarded.queued + guarded.failed + guarded.lost,
+            guarded.latencies.len()
+        );
+    }
+}

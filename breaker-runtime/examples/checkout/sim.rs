@@ -1,0 +1,274 @@
+//! One run of seeded checkout traffic on tokio's paused clock: three simulated minutes in a few
+//! seconds, the same orders every time for the same seed.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_runtime::{Breaker, State, registry};
+use tokio::time::Instant;
+
+use crate::shop::{Order, Outbox, PaymentApi, Weather, charge, charge_unguarded};
+
+/// The traffic and the dependency's bad spell.
+#[derive(Debug, Clone, Copy)]
+pub struct Scenario {
+    /// Orders per second, on average (arrivals are a Poisson process).
+    pub rate: f64,
+    /// How long orders keep arriving.
+    pub duration: Duration,
+    pub weather: Weather,
+    /// How long a customer waits for the checkout page before giving up: the order is lost.
+    pub patience: Duration,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    Unguarded,
+    Breaker,
+}
+
+/// What one run saw.
+pub struct Run {
+    /// (arrival, caller latency) of every order, in seconds.
+    pub latencies: Vec<(f64, f64)>,
+    pub peak_connections: usize,
+    pub calls_while_sick: usize,
+    pub charged: usize,
+    pub queued: usize,
+    pub failed: usize,
+    pub lost: usize,
+    pub reconciled: usize,
+    pub declined_later: usize,
+    /// Orders still in the outbox at the end.
+    pub still_queued: usize,
+    /// (seconds since start, from, to) for every transition of the breaker.
+    pub transitions: Vec<(f64, State, State)>,
+}
+
+impl Run {
+    /// Seconds from the dependency's recovery to the circuit closing, if it closed after it.
+    pub fn closed_after_recovery(&self, scenario: &Scenario) -> Option<f64> {
+        let recovered = scenario.weather.slow_until.as_secs_f64();
+        self.transitions
+            .iter()
+            .find(|(at, _, to)| *to == State::Closed && *at >= recovered)
+            .map(|(at, _, _)| at - recovered)
+    }
+
+    /// Caller latencies of the orders that arrived while the dependency was sick.
+    pub fn sick_latencies(&self, scenario: &Scenario) -> Vec<f64> {
+        let (from, until) = (
+            scenario.weather.slow_from.as_secs_f64(),
+            scenario.weather.slow_until.as_secs_f64(),
+        );
+        self.latencies
+            .iter()
+            .filter(|(at, _)| *at >= from && *at < until)
+            .map(|(_, l)| *l)
+            .collect()
+    }
+}
+
+/// The breaker `charge` is guarded by, found by its default name.
+pub fn charge_breaker() -> Arc<Breaker> {
+    registry()
+        .breakers()
+        .into_iter()
+        .find(|b| b.name().ends_with("shop::charge"))
+        .expect("the attribute registers charge's breaker")
+}
+
+/// Runs the scenario on a fresh paused runtime.
+pub fn run(scenario: &Scenario, guard: Guard) -> Run {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    runtime.block_on(simulate(*scenario, guard))
+}
+
+async fn simulate(scenario: Scenario, guard: Guard) -> Run {
+    let start = Instant::now();
+    let api = Arc::new(PaymentApi::new(scenario.weather, start));
+    let outbox = Arc::new(Outbox::default());
+    let breaker = charge_breaker();
+    breaker.reset();
+    let transitions = Arc::new(Mutex::new(Vec::new()));
+    let _subscription = {
+        let transitions = Arc::clone(&transitions);
+        breaker.on_transition(move |t| {
+            let at = t.at.saturating_duration_since(start).as_secs_f64();
+            transitions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((at, t.from, t.to));
+        })
+    };
+
+    let reconciler = tokio::spawn(reconcile(
+        Arc::clone(&outbox),
+        Arc::clone(&breaker),
+        scenario.duration,
+        scenario.duration + Duration::from_secs(600),
+    ));
+    let mut rng = SplitMix(scenario.seed);
+    let mut handlers = Vec::new();
+    let mut arrival = Duration::ZERO;
+    let mut id = 0;
+    loop {
+        arrival += Duration::from_secs_f64(-(1.0 - rng.unit()).ln() / scenario.rate);
+        if arrival >= scenario.duration {
+            break;
+        }
+        let order = Order {
+            id,
+            jitter: 0.9 + 0.2 * rng.unit(),
+            declined: rng.unit() < 0.02,
+            api: Arc::clone(&api),
+            outbox: Arc::clone(&outbox),
+        };
+        id += 1;
+        tokio::time::sleep_until(start + arrival).await;
+        handlers.push(tokio::spawn(checkout(order, guard, arrival)));
+    }
+
+    let mut run = Run {
+        latencies: Vec::with_capacity(handlers.len()),
+        peak_connections: 0,
+        calls_while_sick: 0,
+        charged: 0,
+        queued: 0,
+        failed: 0,
+        lost: 0,
+        reconciled: 0,
+        declined_later: 0,
+        still_queued: 0,
+        transitions: Vec::new(),
+    };
+    for handler in handlers {
+        let Ok((arrived, latency, outcome)) = handler.await else {
+            continue;
+        };
+        run.latencies
+            .push((arrived.as_secs_f64(), latency.as_secs_f64()));
+        match outcome {
+            _ if latency > scenario.patience => run.lost += 1,
+            Outcome::Charged => run.charged += 1,
+            Outcome::Queued => run.queued += 1,
+            Outcome::Failed => run.failed += 1,
+        }
+    }
+    let _ = reconciler.await;
+    run.peak_connections = api.peak_connections();
+    run.calls_while_sick = api.calls_while_sick();
+    run.reconciled = outbox.reconciled.load(Ordering::Relaxed);
+    run.declined_later = outbox.declined_later.load(Ordering::Relaxed);
+    run.still_queued = outbox.len();
+    run.transitions = transitions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    run
+}
+
+enum Outcome {
+    Charged,
+    Queued,
+    Failed,
+}
+
+/// The checkout page's handler: it runs to the end even if the customer has gone.
+async fn checkout(order: Order, guard: Guard, arrived: Duration) -> (Duration, Duration, Outcome) {
+    let started = Instant::now();
+    let answer = match guard {
+        Guard::Breaker => charge(&order).await,
+        Guard::Unguarded => charge_unguarded(&order).await,
+    };
+    let outcome = match answer {
+        Ok(receipt) if receipt.queued => Outcome::Queued,
+        Ok(_) => Outcome::Charged,
+        Err(_) => Outcome::Failed,
+    };
+    (arrived, started.elapsed(), outcome)
+}
+
+/// How many queued orders the reconciler charges each second: enough to drain a minute's
+/// outbox in about two, without a burst of connections.
+const RECONCILE_PER_SECOND: usize = 100;
+
+/// Once a second, while the circuit is closed, charges what the fallback queued. A charge that
+/// fails again goes back into the outbox through the same fallback. Stops when the traffic is
+/// over and the outbox empty, or at `give_up_at`.
+async fn reconcile(
+    outbox: Arc<Outbox>,
+    breaker: Arc<Breaker>,
+    traffic_ends: Duration,
+    give_up_at: Duration,
+) {
+    let start = Instant::now();
+    while start.elapsed() < give_up_at {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if outbox.len() == 0 {
+            if start.elapsed() >= traffic_ends {
+                break;
+            }
+            continue;
+        }
+        if breaker.state() != State::Closed {
+            continue;
+        }
+        let batch: Vec<_> = outbox
+            .take(RECONCILE_PER_SECOND)
+            .into_iter()
+            .map(|order| {
+                tokio::spawn(async move {
+                    match charge(&order).await {
+                        Ok(receipt) if !receipt.queued => {
+                            order.outbox.reconciled.fetch_add(1, Ordering::Relaxed);
+                        }
+                        // Back in the outbox, through the fallback.
+                        Ok(_) => {}
+                        Err(_) => {
+                            order.outbox.declined_later.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for task in batch {
+            let _ = task.await;
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a seed always means the same traffic.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The `q`-quantile (0 to 1) of `values`, by nearest rank.
+pub fn quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
