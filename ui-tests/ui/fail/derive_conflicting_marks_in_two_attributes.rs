@@ -1,0 +1,15 @@
+use breaker_runtime::IsFailure;
+
+#[derive(Debug, IsFailure)]
+enum PayError {
+    Unavailable,
+    #[breaker(healthy)]
+    #[breaker(failure)]
+    Declined,
+}
+
+fn classified<T: IsFailure>() {}
+
+fn main() {
+    classified::<PayError>();
+}

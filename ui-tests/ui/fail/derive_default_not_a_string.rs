@@ -1,0 +1,14 @@
+use breaker_runtime::IsFailure;
+
+#[derive(Debug, IsFailure)]
+#[breaker(default = healthy)]
+enum PayError {
+    Unavailable,
+    Declined,
+}
+
+fn classified<T: IsFailure>() {}
+
+fn main() {
+    classified::<PayError>();
+}

@@ -1,0 +1,14 @@
+use breaker_runtime::{BreakerError, circuit_breaker};
+
+fn is_outage(value: &u32) -> bool {
+    *value > 500
+}
+
+#[circuit_breaker(is_failure = is_outage)]
+async fn fetch() -> Result<u32, BreakerError> {
+    Ok(1)
+}
+
+fn main() {
+    let _ = fetch();
+}
