@@ -84,6 +84,8 @@ fn every_invalid_value_is_a_typed_error_naming_its_field() {
         (Config::builder().probes(MAX_PROBES + 1), "probes"),
         (Config::builder().slow_call(Duration::ZERO), "slow_call"),
         (Config::builder().slow_threshold(50.0), "slow_threshold"),
+        (Config::builder().name(""), "name"),
+        (Config::builder().name(String::from("  ")), "name"),
         (
             Config::builder()
                 .slow_call(Duration::from_secs(1))

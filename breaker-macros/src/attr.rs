@@ -5,7 +5,6 @@
 
 use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
-use syn::spanned::Spanned as _;
 use syn::{Expr, ExprLit, Lit, LitStr, Token};
 
 use crate::errors::Errors;
@@ -130,79 +129,59 @@ fn option_list() -> String {
 
 impl Options {
     fn read(&mut self, key: &str, key_span: Span, value: &Expr, errors: &mut Errors) {
-        let mut fail = |span: Span, message: String| errors.push(span, message);
         match key {
-            "threshold" => {
-                self.threshold = percentage(value, key).map_err(|(s, m)| fail(s, m)).ok()
-            }
-            "slow_threshold" => {
-                self.slow_threshold = percentage(value, key).map_err(|(s, m)| fail(s, m)).ok()
-            }
-            "window" => self.window = window(value).map_err(|(s, m)| fail(s, m)).ok(),
+            "threshold" => self.threshold = keep(errors, percentage(value, key)),
+            "slow_threshold" => self.slow_threshold = keep(errors, percentage(value, key)),
+            "window" => self.window = keep(errors, window(value)),
             "min_calls" => {
-                self.min_calls = positive(value, key, u64::from(u32::MAX))
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
+                self.min_calls = keep(errors, positive(value, key, u64::from(u32::MAX), ""))
             }
-            "probes" => {
-                self.probes = positive(value, key, MAX_PROBES)
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
-            }
+            "probes" => self.probes = keep(errors, positive(value, key, MAX_PROBES, "")),
             "timeout_ms" => {
-                self.timeout = positive(value, key, u64::MAX)
-                    .map(|at: At<u64>| At {
+                let hint =
+                    "; for no timeout write `timeout = \"off\"`, for a duration `timeout = \"2s\"`";
+                self.timeout = keep(
+                    errors,
+                    positive(value, key, u64::MAX, hint).map(|at: At<u64>| At {
                         value: Timeout::Millis(at.value),
                         span: at.span,
-                    })
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
+                    }),
+                )
             }
-            "timeout" => self.timeout = timeout(value).map_err(|(s, m)| fail(s, m)).ok(),
-            "break_duration" => {
-                self.break_duration = nonzero_duration(value, key)
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
-            }
+            "timeout" => self.timeout = keep(errors, timeout(value)),
+            "break_duration" => self.break_duration = keep(errors, nonzero_duration(value, key)),
             "max_break_duration" => {
-                self.max_break_duration = nonzero_duration(value, key)
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
+                self.max_break_duration = keep(errors, nonzero_duration(value, key))
             }
-            "slow_call" => {
-                self.slow_call = nonzero_duration(value, key)
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
-            }
+            "slow_call" => self.slow_call = keep(errors, nonzero_duration(value, key)),
             "fallback" => {
-                self.fallback = path(value, key, "an async fn, e.g. `fallback = queue_charge`")
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
+                self.fallback = keep(
+                    errors,
+                    path(value, key, "an async fn, e.g. `fallback = queue_charge`"),
+                )
             }
             "is_failure" => {
-                self.is_failure = path(
-                    value,
-                    key,
-                    "a fn(&Return) -> bool, e.g. `is_failure = is_outage`",
+                self.is_failure = keep(
+                    errors,
+                    path(
+                        value,
+                        key,
+                        "a fn(&Return) -> bool, e.g. `is_failure = is_outage`",
+                    ),
                 )
-                .map_err(|(s, m)| fail(s, m))
-                .ok()
             }
             "crate" => {
-                self.krate = path(
-                    value,
-                    key,
-                    "the runtime crate's path, e.g. `crate = ::my_breaker`",
+                self.krate = keep(
+                    errors,
+                    path(
+                        value,
+                        key,
+                        "the runtime crate's path, e.g. `crate = ::my_breaker`",
+                    ),
                 )
-                .map_err(|(s, m)| fail(s, m))
-                .ok()
             }
-            "name" => {
-                self.name = string(value, key, "a name such as \"payments\"")
-                    .map_err(|(s, m)| fail(s, m))
-                    .ok()
-            }
-            unknown => fail(
+            "name" => self.name = keep(errors, name(value)),
+            unknown => errors.push(
                 key_span,
                 format!(
                     "unknown option `{unknown}`; the options are {}",
@@ -213,18 +192,34 @@ impl Options {
     }
 }
 
-type Refusal = (Span, String);
+/// The value, or nothing with its error recorded.
+fn keep<T>(errors: &mut Errors, result: Result<T, syn::Error>) -> Option<T> {
+    result.map_err(|e| errors.add(e)).ok()
+}
 
-fn string(value: &Expr, key: &str, what: &str) -> Result<LitStr, Refusal> {
+fn refuse<T>(value: impl quote::ToTokens, message: String) -> Result<T, syn::Error> {
+    Err(syn::Error::new_spanned(value, message))
+}
+
+fn string(value: &Expr, key: &str, what: &str) -> Result<LitStr, syn::Error> {
     match value {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Ok(s.clone()),
-        other => Err((
-            other.span(),
-            format!("`{key}` takes a string literal: {what}"),
-        )),
+        other => refuse(other, format!("`{key}` takes a string literal: {what}")),
     }
+}
+
+fn name(value: &Expr) -> Result<LitStr, syn::Error> {
+    let name = string(value, "name", "a name such as \"payments\"")?;
+    if name.value().trim().is_empty() {
+        return refuse(
+            &name,
+            "`name` must not be empty: it is how logs, errors and the registry tell breakers apart"
+                .to_string(),
+        );
+    }
+    Ok(name)
 }
 
 fn from_text<T>(
@@ -232,17 +227,18 @@ fn from_text<T>(
     key: &str,
     what: &str,
     parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<At<T>, Refusal> {
+) -> Result<At<T>, syn::Error> {
     let text = string(value, key, what)?;
-    parse(&text.value())
-        .map(|v| At {
+    match parse(&text.value()) {
+        Ok(v) => Ok(At {
             value: v,
             span: text.span(),
-        })
-        .map_err(|message| (text.span(), format!("invalid `{key}`: {message}")))
+        }),
+        Err(message) => refuse(&text, format!("invalid `{key}`: {message}")),
+    }
 }
 
-fn percentage(value: &Expr, key: &str) -> Result<At<u32>, Refusal> {
+fn percentage(value: &Expr, key: &str) -> Result<At<u32>, syn::Error> {
     from_text(
         value,
         key,
@@ -251,18 +247,19 @@ fn percentage(value: &Expr, key: &str) -> Result<At<u32>, Refusal> {
     )
 }
 
-fn window(value: &Expr) -> Result<At<Window>, Refusal> {
+fn window(value: &Expr) -> Result<At<Window>, syn::Error> {
     if let Expr::Lit(ExprLit {
         lit: Lit::Int(n), ..
     }) = value
     {
         let calls = n.base10_parse::<u64>().unwrap_or(u64::MAX);
-        return grammar::count_window(calls)
-            .map(|w| At {
+        return match grammar::count_window(calls) {
+            Ok(w) => Ok(At {
                 value: w,
                 span: n.span(),
-            })
-            .map_err(|m| (n.span(), format!("invalid `window`: {m}")));
+            }),
+            Err(m) => refuse(n, format!("invalid `window`: {m}")),
+        };
     }
     from_text(
         value,
@@ -272,18 +269,18 @@ fn window(value: &Expr) -> Result<At<Window>, Refusal> {
     )
 }
 
-fn nonzero_duration(value: &Expr, key: &str) -> Result<At<u64>, Refusal> {
+fn nonzero_duration(value: &Expr, key: &str) -> Result<At<u64>, syn::Error> {
     let at = from_text(value, key, "a duration such as \"30s\"", grammar::duration)?;
     if at.value == 0 {
-        return Err((
-            at.span,
+        return refuse(
+            value,
             format!("invalid `{key}`: it must be longer than zero"),
-        ));
+        );
     }
     Ok(at)
 }
 
-fn timeout(value: &Expr) -> Result<At<Timeout>, Refusal> {
+fn timeout(value: &Expr) -> Result<At<Timeout>, syn::Error> {
     if let Expr::Lit(ExprLit {
         lit: Lit::Str(s), ..
     }) = value
@@ -296,49 +293,58 @@ fn timeout(value: &Expr) -> Result<At<Timeout>, Refusal> {
         }
     }
     let at = nonzero_duration(value, "timeout")
-        .map_err(|(span, m)| (span, format!("{m} (or \"off\" for no timeout)")))?;
+        .map_err(|e| syn::Error::new_spanned(value, format!("{e} (or \"off\" for no timeout)")))?;
     Ok(At {
         value: Timeout::Millis(at.value),
         span: at.span,
     })
 }
 
-fn positive<T: TryFrom<u64>>(value: &Expr, key: &str, max: u64) -> Result<At<T>, Refusal> {
+fn positive<T: TryFrom<u64>>(
+    value: &Expr,
+    key: &str,
+    max: u64,
+    hint: &str,
+) -> Result<At<T>, syn::Error> {
     let Expr::Lit(ExprLit {
         lit: Lit::Int(n), ..
     }) = value
     else {
-        return Err((
-            value.span(),
-            format!("`{key}` takes an integer, e.g. `{key} = 5`"),
-        ));
+        return refuse(
+            value,
+            format!("`{key}` takes an integer, e.g. `{key} = 5`{hint}"),
+        );
     };
-    let parsed = n
-        .base10_parse::<u64>()
-        .map_err(|_| (n.span(), format!("`{key}` takes a whole number")))?;
+    let Ok(parsed) = n.base10_parse::<u64>() else {
+        return refuse(n, format!("`{key}` takes a whole number{hint}"));
+    };
     if parsed == 0 {
-        return Err((n.span(), format!("invalid `{key}`: it must be at least 1")));
+        return refuse(n, format!("invalid `{key}`: it must be at least 1{hint}"));
     }
     if parsed > max {
-        return Err((
-            n.span(),
-            format!("invalid `{key}`: it must be at most {max}"),
-        ));
+        return refuse(n, format!("invalid `{key}`: it must be at most {max}"));
     }
-    T::try_from(parsed)
-        .map(|v| At {
+    match T::try_from(parsed) {
+        Ok(v) => Ok(At {
             value: v,
             span: n.span(),
-        })
-        .map_err(|_| (n.span(), format!("invalid `{key}`: too large")))
+        }),
+        Err(_) => refuse(n, format!("invalid `{key}`: too large")),
+    }
 }
 
-fn path(value: &Expr, key: &str, what: &str) -> Result<syn::Path, Refusal> {
+/// A path, written bare or (like serde's and the derive's `crate = "..."`) as a string.
+fn path(value: &Expr, key: &str, what: &str) -> Result<syn::Path, syn::Error> {
     match value {
         Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => Ok(p.path.clone()),
-        other => Err((
-            other.span(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => s
+            .parse::<syn::Path>()
+            .map_err(|_| syn::Error::new_spanned(s, format!("`{key}` takes a path: {what}"))),
+        other => refuse(
+            other,
             format!("`{key}` takes a path, not an expression: {what}"),
-        )),
+        ),
     }
 }

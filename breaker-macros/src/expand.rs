@@ -3,9 +3,9 @@
 //! The function is re-emitted with its attributes, visibility and signature untouched; only the
 //! body changes. The new body declares the function's breaker as two statics (a declaration the
 //! linker gathers for the registry, and a handle that caches the breaker), then runs the original
-//! body through it. The original body sits behind a "fake return edge",
-//! `let __ret: Return = { body };`, so `?`, `return` and type errors behave and point where
-//! they would have without the attribute.
+//! body through it. The original body sits in an async block whose type is pinned to the declared
+//! return type before the body is checked (a "fake return edge"), so `?`, `return` and type errors
+//! behave and point where they would have without the attribute.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -46,6 +46,17 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
                 ),
             );
         }
+    }
+    if let (ReturnType::Default, None, Some(Shape::Async)) =
+        (&item.sig.output, &options.is_failure, &shape)
+    {
+        errors.push(
+            item.sig.paren_token.span.close(),
+            format!(
+                "`{}` returns nothing, so the breaker cannot tell a failure from a success: return a `Result<(), E>`, or pass `is_failure = path::to::fn`",
+                item.sig.ident
+            ),
+        );
     }
     let Some(shape) = shape.filter(|_| errors.is_empty()) else {
         // Emit the function as written beside the errors, so its callers do not pile up
@@ -244,9 +255,15 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
     let krate = runtime(options);
     let statics = statics(options, item, &krate);
     let annotated = (!mentions_impl_trait(ret)).then_some(ret);
+    // The first statement returns a value of the declared type, so the block's type is fixed
+    // before the body is checked: a wrong `return` in the body is reported on that `return`.
     let body = match annotated {
         Some(ret) => quote_spanned! {Span::mixed_site()=>
             async {
+                if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<#ret> {
+                    #[allow(unreachable_code)]
+                    return __breaker_ret;
+                }
                 let __breaker_ret: #ret = #block;
                 #[allow(unreachable_code)]
                 __breaker_ret
@@ -255,19 +272,35 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
         None => quote!(async #block),
     };
     let ret_span = ret.span();
+    // Classified inside the guarded future, so the `IsFailure` bound is checked once, on the
+    // return type, and a panicking classifier counts as a failure like a panicking body.
     let classify = match (&options.is_failure, annotated) {
-        (Some(path), Some(ret)) => quote_spanned! {path.span()=>
-            |__breaker_value: &#ret| #krate::__private::verdict_of_failure(#path(__breaker_value))
+        (Some(path), _) => quote_spanned! {path.span()=>
+            #krate::__private::verdict_of_failure(#path(&__breaker_value))
         },
-        (Some(path), None) => quote_spanned! {path.span()=>
-            |__breaker_value: &_| #krate::__private::verdict_of_failure(#path(__breaker_value))
-        },
-        (None, Some(ret)) => quote_spanned!(ret_span=> #krate::__private::classify::<#ret>),
-        (None, None) => quote_spanned!(ret_span=> #krate::__private::classify),
+        (None, Some(ret)) => {
+            quote_spanned!(ret_span=> #krate::__private::classify::<#ret>(&__breaker_value))
+        }
+        (None, None) => quote_spanned!(ret_span=> #krate::__private::classify(&__breaker_value)),
     };
     let prelude = &plan.prelude;
     let breaker = format_ident!("__breaker", span = Span::mixed_site());
     let outcome = format_ident!("__breaker_outcome", span = Span::mixed_site());
+    let guarded = quote! {
+        #statics
+        let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+        #(#prelude)*
+        let #outcome = #breaker
+            .call_with(
+                async {
+                    let __breaker_value = #body.await;
+                    let __breaker_verdict = #classify;
+                    (__breaker_value, __breaker_verdict)
+                },
+                |(_, __breaker_verdict)| *__breaker_verdict,
+            )
+            .await;
+    };
 
     let Some(fallback) = &options.fallback else {
         let rejected = match annotated {
@@ -279,11 +312,9 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
             }
         };
         return quote! {
-            #statics
-            let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
-            let #outcome = #breaker.call_with(#body, #classify).await;
+            #guarded
             match #outcome {
-                ::core::result::Result::Ok(__breaker_value) => __breaker_value,
+                ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
                 ::core::result::Result::Err(__breaker_error) => #rejected,
             }
         };
@@ -308,19 +339,7 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
         None => quote_spanned!(fallback_span=> #call.await),
     };
     quote! {
-        #statics
-        let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
-        #(#prelude)*
-        let #outcome = #breaker
-            .call_with(
-                async {
-                    let __breaker_value = #body.await;
-                    let __breaker_verdict = (#classify)(&__breaker_value);
-                    (__breaker_value, __breaker_verdict)
-                },
-                |(_, __breaker_verdict)| *__breaker_verdict,
-            )
-            .await;
+        #guarded
         match #outcome {
             ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore)) => __breaker_value,
             // A counted failure or the breaker's own answer: serve the fallback.

@@ -82,6 +82,18 @@ pub(crate) fn duration(text: &str) -> Result<u64, String> {
             "`{text}` is not a duration; write an integer and a unit, such as \"500ms\", \"30s\", \"5m\" or \"1h\""
         ));
     }
+    if let Some(rest) = unit.strip_prefix('.') {
+        let whole_unit: String = rest.chars().skip_while(char::is_ascii_digit).collect();
+        let hint = match whole_unit.as_str() {
+            "s" => " such as \"1500ms\" for 1.5s",
+            "m" => " such as \"90s\" for 1.5m",
+            "h" => " such as \"90m\" for 1.5h",
+            _ => "",
+        };
+        return Err(format!(
+            "`{text}` has a fraction; durations take a whole number: use a smaller unit{hint}"
+        ));
+    }
     let per_unit: u64 = match unit {
         "ms" => 1,
         "s" => 1_000,

@@ -33,12 +33,15 @@ pub(crate) fn check(options: &Options, errors: &mut Errors) {
         }
     }
     if let Some(max) = options.max_break_duration {
-        let base = options.break_duration.map_or(DEFAULT_BREAK_MS, |b| b.value);
+        let (base, which) = match options.break_duration {
+            Some(b) => (b.value, "`break_duration`"),
+            None => (DEFAULT_BREAK_MS, "the default `break_duration`"),
+        };
         if max.value < base {
             errors.push(
                 max.span,
                 format!(
-                    "invalid `max_break_duration`: it must be at least `break_duration` ({}), since it caps the break as it grows",
+                    "invalid `max_break_duration`: it must be at least {which} ({}), since it caps the break as it grows",
                     millis(base)
                 ),
             );

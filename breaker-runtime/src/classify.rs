@@ -29,7 +29,7 @@ use crate::BreakerError;
 #[diagnostic::on_unimplemented(
     message = "the circuit breaker cannot tell whether `{Self}` means the call failed",
     label = "`{Self}` does not implement `IsFailure`",
-    note = "add `#[derive(IsFailure)]` to the error type, implement `breaker_runtime::IsFailure` for it, or pass `is_failure = path::to::fn` to the attribute"
+    note = "derive it with `#[derive(IsFailure)]` or implement `breaker_runtime::IsFailure` for it; in `#[circuit_breaker]`, `is_failure = path::to::fn` classifies a type you cannot change"
 )]
 pub trait IsFailure {
     /// The dependency is unwell: count this against it.

@@ -182,6 +182,11 @@ pub enum ConfigError {
         /// The most probes allowed.
         max: u32,
     },
+    /// An empty name: logs, errors and the registry could not tell the breaker apart.
+    #[error(
+        "`name` must not be empty: it is how logs, errors and the registry tell breakers apart"
+    )]
+    EmptyName,
     /// `slow_threshold` without `slow_call`: nothing would ever be slow.
     #[error(
         "`slow_threshold` needs `slow_call`: set how long a call may take before it counts as slow"
@@ -208,6 +213,7 @@ impl ConfigError {
             ConfigError::MaxBreakBelowBreak { .. } => "max_break_duration",
             ConfigError::Probes { .. } => "probes",
             ConfigError::SlowThresholdWithoutSlowCall => "slow_threshold",
+            ConfigError::EmptyName => "name",
         }
     }
 }
@@ -472,6 +478,9 @@ impl ConfigBuilder {
 
     /// Checks every value and returns the configuration, or the first rule broken.
     pub fn build(self) -> Result<Config, ConfigError> {
+        if self.name.trim().is_empty() {
+            return Err(ConfigError::EmptyName);
+        }
         let threshold = percentage("threshold", self.threshold)?;
         let default_min_calls = match self.window {
             Window::Count(0) => return Err(ConfigError::EmptyWindow),

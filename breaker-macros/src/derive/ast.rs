@@ -73,6 +73,14 @@ impl<'a> Container<'a> {
             .krate
             .clone()
             .unwrap_or_else(|| syn::parse_quote!(::breaker_runtime));
+        for field in fields_of(&input.data) {
+            if let Some(attr) = field.attrs.iter().find(|a| a.path().is_ident("breaker")) {
+                errors.push_spanned(
+                    attr,
+                    "marks go on the variant, not on its field: write `#[breaker(...)]` above the variant",
+                );
+            }
+        }
         let body = match &input.data {
             Data::Enum(data) => {
                 if let Some((_, span)) = marks.mark {
@@ -114,6 +122,22 @@ impl<'a> Container<'a> {
     }
 }
 
+fn fields_of(data: &Data) -> Vec<&syn::Field> {
+    match data {
+        Data::Enum(data) => data.variants.iter().flat_map(|v| v.fields.iter()).collect(),
+        Data::Struct(data) => data.fields.iter().collect(),
+        Data::Union(data) => data.fields.named.iter().collect(),
+    }
+}
+
+/// The `crate = path` a container names, for the stub emitted beside errors.
+pub(crate) fn crate_path(input: &DeriveInput) -> syn::Path {
+    let mut ignored = Errors::default();
+    read_marks(&input.attrs, Place::Container, &mut ignored)
+        .krate
+        .unwrap_or_else(|| syn::parse_quote!(::breaker_runtime))
+}
+
 fn rule((mark, span): (Mark, Span), fields: &Fields, errors: &mut Errors) -> Rule {
     if mark != Mark::Transparent {
         return Rule::Fixed(mark);
@@ -152,7 +176,10 @@ fn read_marks(attrs: &[Attribute], place: Place, errors: &mut Errors) -> Marks {
         let result = attr.parse_nested_meta(|meta| {
             let path_span = meta.path.span();
             if meta.path.is_ident("default") {
-                let value: LitStr = meta.value()?.parse()?;
+                let value = meta.value()?;
+                let Ok(value) = value.parse::<LitStr>() else {
+                    return Err(value.error("`default` takes a string: write `default = \"healthy\"` (or \"failure\", \"ignore\")"));
+                };
                 if place == Place::Variant {
                     errors.push(path_span, "`default` goes on the enum, not on a variant; mark the variant itself with failure, healthy or ignore");
                     return Ok(());

@@ -24,10 +24,13 @@ pub(crate) fn impl_is_failure(container: &Container<'_>) -> TokenStream {
             ignored_arms.push(quote!(#pattern => #ignored));
         }
         Rule::Field(_, ty) => {
-            // Spanned on the field, so a field type without `IsFailure` is reported there.
-            bounds.push(quote_spanned!(ty.span()=> #ty: #krate::IsFailure));
-            failure_arms.push(quote!(#pattern => #krate::IsFailure::is_failure(__breaker_field)));
-            ignored_arms.push(quote!(#pattern => #krate::IsFailure::is_ignored(__breaker_field)));
+            // Only a field whose type involves a type parameter needs a bound; any other
+            // field's missing `IsFailure` is reported by the calls below, on the field's type.
+            if mentions_type_param(ty, &input.generics) {
+                bounds.push(quote_spanned!(ty.span()=> #ty: #krate::IsFailure));
+            }
+            failure_arms.push(quote_spanned!(ty.span()=> #pattern => <#ty as #krate::IsFailure>::is_failure(__breaker_field)));
+            ignored_arms.push(quote_spanned!(ty.span()=> #pattern => <#ty as #krate::IsFailure>::is_ignored(__breaker_field)));
         }
     };
     let pattern = |path: TokenStream, rule: &Rule| match rule {
@@ -73,12 +76,28 @@ pub(crate) fn impl_is_failure(container: &Container<'_>) -> TokenStream {
     }
 }
 
+fn mentions_type_param(ty: &syn::Type, generics: &syn::Generics) -> bool {
+    fn scan(tokens: TokenStream, names: &[String]) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => names.contains(&ident.to_string()),
+            proc_macro2::TokenTree::Group(group) => scan(group.stream(), names),
+            _ => false,
+        })
+    }
+    let names: Vec<String> = generics
+        .type_params()
+        .map(|p| p.ident.to_string())
+        .collect();
+    !names.is_empty() && scan(quote!(#ty), &names)
+}
+
 /// An impl that compiles whatever the input, emitted beside the errors of an invalid one.
 pub(crate) fn stub(input: &syn::DeriveInput) -> TokenStream {
     let ident = &input.ident;
+    let krate = super::ast::crate_path(input);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     quote! {
-        impl #impl_generics ::breaker_runtime::IsFailure for #ident #ty_generics #where_clause {
+        impl #impl_generics #krate::IsFailure for #ident #ty_generics #where_clause {
             fn is_failure(&self) -> bool {
                 ::core::unreachable!()
             }

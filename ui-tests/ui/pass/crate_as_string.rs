@@ -1,3 +1,4 @@
+// `crate` takes a string too, as the derive's `crate` and serde's do.
 use breaker_runtime::{BreakerError, circuit_breaker};
 
 #[circuit_breaker(crate = "breaker_runtime")]
