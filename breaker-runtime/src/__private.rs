@@ -8,6 +8,12 @@ pub use linkme;
 pub use crate::registry::{DECLARATIONS, Declaration, Handle};
 pub use crate::{BreakerError, Config, IsFailure, Location, Name, Rate, Verdict, Window};
 
+/// The breaker's reading of an instant, in nanoseconds: lets a reference model in the tests
+/// place outcomes in the same time-window buckets as the breaker.
+pub fn clock_nanos(instant: tokio::time::Instant) -> u64 {
+    crate::clock::to_nanos(instant)
+}
+
 /// The verdict for a guarded fn's return value, through its `IsFailure` impl.
 #[inline]
 pub fn classify<T: IsFailure>(value: &T) -> Verdict {

@@ -1,7 +1,9 @@
 //! The last N recorded outcomes, as a ring of tagged slots plus one word of tallies.
 //!
-//! Recording claims a position with one `fetch_add`, swaps the outcome into that slot, and adds
-//! the difference between the new outcome and the one it evicted to the tallies with one CAS.
+//! Recording claims the next position of its period with one CAS on the cursor (which carries
+//! the period's generation, so a late recorder claims nothing and leaves no hole), swaps the
+//! outcome into that slot, and adds the difference between the new outcome and the one it
+//! evicted to the tallies with one CAS.
 //! The tallies therefore always equal the slots' contents once every recorder has finished; in
 //! between, a recorder that evicts an outcome whose own tally update is still in flight makes a
 //! count briefly *low*, never high, so a transient can delay an opening but never cause one.
@@ -39,7 +41,7 @@ pub(crate) struct CountWindow {
 impl CountWindow {
     pub(crate) fn new(size: u32, generation: u32) -> CountWindow {
         CountWindow {
-            cursor: AtomicU64::new(0),
+            cursor: AtomicU64::new(pack_cursor(generation, 0)),
             slots: (0..size.max(1))
                 .map(|_| AtomicU32::new(SLOT_EMPTY))
                 .collect(),
@@ -69,9 +71,7 @@ impl CountWindow {
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
     ) -> Option<Tally> {
-        // Relaxed: the position only spreads recorders over the slots; the slot CAS orders them.
-        let position = self.cursor.fetch_add(1, Ordering::Relaxed);
-        let index = (position % self.slots.len() as u64) as usize;
+        let index = self.claim(generation)?;
         let slot = &self.slots[index];
         let tagged = slot_word(generation, outcome);
 
@@ -122,6 +122,34 @@ impl CountWindow {
         }
     }
 
+    /// The next position of `generation`'s period, or `None` once the period is over.
+    fn claim(&self, generation: u32) -> Option<usize> {
+        // Relaxed: the position only spreads recorders over the slots; the slot CAS orders
+        // what they write, and the generation check here only saves a late recorder work.
+        let mut cursor = self.cursor.load(Ordering::Relaxed);
+        loop {
+            if gen_of(cursor) != generation & GEN_MASK {
+                return None;
+            }
+            let index = cursor_position(cursor);
+            let next = if index + 1 >= self.slots.len() {
+                0
+            } else {
+                index + 1
+            };
+            let claimed = pack_cursor(generation, next);
+            match self.cursor.compare_exchange_weak(
+                cursor,
+                claimed,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(index),
+                Err(actual) => cursor = actual,
+            }
+        }
+    }
+
     #[inline]
     fn is_full_of_successes(&self, generation: u32) -> bool {
         let full = Tally {
@@ -141,6 +169,8 @@ impl CountWindow {
     }
 
     pub(crate) fn reset(&self, generation: u32) {
+        self.cursor
+            .store(pack_cursor(generation, 0), Ordering::Relaxed);
         self.tallies
             .store(pack(generation, Tally::EMPTY), Ordering::Release);
     }
@@ -185,6 +215,15 @@ fn bump(fields: &mut Tally, outcome: Outcome, delta: u32) {
 /// is not (its recorder is about to finish and judge the settled counts).
 fn consistent(t: Tally) -> Option<Tally> {
     (t.failures <= t.calls && t.slow <= t.calls && t.failures + t.slow <= t.calls).then_some(t)
+}
+
+/// The cursor: the period's generation (as in the tally word) and the next slot to write.
+fn pack_cursor(generation: u32, index: usize) -> u64 {
+    (u64::from(generation & GEN_MASK) << (3 * FIELD_BITS)) | index as u64
+}
+
+fn cursor_position(cursor: u64) -> usize {
+    (cursor & ((1 << (3 * FIELD_BITS)) - 1)) as usize
 }
 
 fn gen_of(word: u64) -> u32 {
@@ -338,6 +377,24 @@ mod tests {
             None,
             "a slot of the current period is never overwritten"
         );
+        assert_eq!(
+            w.tally(2),
+            Tally {
+                calls: 3,
+                failures: 0,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_late_recorder_claims_no_position_so_the_window_keeps_its_size() {
+        // Found by the reference model: a discarded late outcome used to consume a position,
+        // leaving a hole that made the next lap evict a current outcome too early.
+        let w = CountWindow::new(3, 2);
+        record_all(&w, 2, &[Success]);
+        assert_eq!(w.record(1, Success, || 2), None);
+        record_all(&w, 2, &[Success, Success]);
         assert_eq!(
             w.tally(2),
             Tally {
