@@ -8,8 +8,7 @@
 //! events are delivered after the mutex is released.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 
 use tokio::time::Instant;
 
@@ -18,6 +17,7 @@ use crate::events::{self, Listeners, Subscription, Transition};
 use crate::permit::{Kind, Permit};
 use crate::probes::Probes;
 use crate::state::Word;
+use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::window::{Outcome, Tally, Window};
 use crate::{BreakerError, Config, Name, State};
 

@@ -71,7 +71,11 @@ mod permit;
 mod probes;
 mod registry;
 mod state;
+mod sync;
 mod window;
+
+#[cfg(all(test, breaker_loom))]
+mod loom_tests;
 
 pub use breaker::{Breaker, Snapshot};
 pub use call::Call;

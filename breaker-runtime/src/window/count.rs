@@ -12,9 +12,8 @@
 //! is full of successes, a success is not written at all (every slot already says the same), so
 //! a healthy dependency costs one atomic load per call.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
 use super::{Outcome, Tally};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// Generation bits kept in the tally word: a recorder stalled across 4 million transitions could
 /// be mistaken for a current one, which no real call outlives.
@@ -169,10 +168,13 @@ impl CountWindow {
     }
 
     pub(crate) fn reset(&self, generation: u32) {
+        // Swaps rather than stores: recorders of the ending period may be mid-CAS on these
+        // words, and a read-modify-write is ordered after theirs in every model (loom's store
+        // can slip between another thread's read and write, tokio-rs/loom#254).
         self.cursor
-            .store(pack_cursor(generation, 0), Ordering::Relaxed);
+            .swap(pack_cursor(generation, 0), Ordering::AcqRel);
         self.tallies
-            .store(pack(generation, Tally::EMPTY), Ordering::Release);
+            .swap(pack(generation, Tally::EMPTY), Ordering::AcqRel);
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {

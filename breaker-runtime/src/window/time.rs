@@ -8,10 +8,9 @@
 
 use std::time::Duration;
 
-use portable_atomic::{AtomicU128, Ordering};
-
 use super::{Outcome, Tally};
 use crate::clock::{Nanos, duration_nanos};
+use crate::sync::{AtomicU128, Ordering};
 
 /// Ten full buckets behind the one being filled.
 const BUCKETS: u64 = 11;

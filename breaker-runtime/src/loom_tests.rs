@@ -1,0 +1,209 @@
+//! Model checks of the concurrent core with loom: every interleaving of a few threads, within
+//! loom's bounds, for the rules that races could break.
+//!
+//! `RUSTFLAGS="--cfg breaker_loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p breaker-runtime --lib --release loom_tests`
+
+use crate::sync::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use loom::thread;
+
+use crate::permit::Kind;
+use crate::window::Outcome;
+use crate::{Breaker, Config, ConfigBuilder, State};
+
+const MS: u64 = 1_000_000;
+
+fn breaker(builder: ConfigBuilder) -> Arc<Breaker> {
+    crate::clock::MODEL_NOW.store(0, Ordering::SeqCst);
+    Arc::new(Breaker::new(builder.no_timeout().build().expect("valid")))
+}
+
+fn record(b: &Breaker, generation: u32, outcome: Outcome) {
+    b.finish(Kind::Closed { generation }, None, Some(outcome));
+}
+
+fn join(handles: Vec<thread::JoinHandle<()>>) {
+    for handle in handles {
+        handle.join().expect("no model thread panics");
+    }
+}
+
+#[test]
+fn racing_recorders_open_the_circuit_exactly_once() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .count_window(2)
+                .min_calls(1)
+                .threshold(50.0),
+        );
+        record(&b, 0, Outcome::Success);
+        let handles = (0..2)
+            .map(|_| {
+                let b = Arc::clone(&b);
+                thread::spawn(move || record(&b, 0, Outcome::Failure))
+            })
+            .collect();
+        join(handles);
+        assert_eq!(b.state(), State::Open);
+        assert_eq!(
+            b.generation(),
+            1,
+            "one transition, however many raced to it"
+        );
+    });
+}
+
+#[test]
+fn half_open_never_runs_more_than_its_probes() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .count_window(1)
+                .break_duration(Duration::from_millis(1))
+                .probes(1),
+        );
+        record(&b, 0, Outcome::Failure);
+        assert_eq!(b.state(), State::Open);
+        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let probing = Arc::new(AtomicUsize::new(0));
+        let handles = (0..2)
+            .map(|_| {
+                let (b, probing) = (Arc::clone(&b), Arc::clone(&probing));
+                thread::spawn(move || {
+                    let Ok(permit) = b.try_acquire() else { return };
+                    if permit.is_probe() {
+                        assert_eq!(
+                            probing.fetch_add(1, Ordering::SeqCst),
+                            0,
+                            "a second probe at once"
+                        );
+                        probing.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    permit.success();
+                })
+            })
+            .collect();
+        join(handles);
+        assert_eq!(b.state(), State::Closed);
+    });
+}
+
+#[test]
+fn a_cancelled_or_failed_probe_frees_its_slot() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .count_window(1)
+                .break_duration(Duration::from_millis(1))
+                .probes(1),
+        );
+        record(&b, 0, Outcome::Failure);
+        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let handles = (0..2)
+            .map(|_| {
+                let b = Arc::clone(&b);
+                thread::spawn(move || {
+                    if let Ok(permit) = b.try_acquire() {
+                        drop(permit); // cancelled
+                    }
+                })
+            })
+            .collect();
+        join(handles);
+        assert_eq!(b.state(), State::HalfOpen);
+        assert_eq!(
+            b.snapshot().probes_in_flight,
+            0,
+            "both cancelled probes gave their slot back"
+        );
+        let permit = b.try_acquire().expect("the slot is free");
+        permit.failure(); // a failing (or panicking) probe
+        assert_eq!(b.state(), State::Open);
+    });
+}
+
+#[test]
+fn a_late_outcome_from_an_earlier_period_is_never_recorded() {
+    loom::model(|| {
+        let b = breaker(Config::builder().count_window(2).min_calls(2));
+        let admitted_in = b.generation();
+        let late = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || record(&b, admitted_in, Outcome::Failure))
+        };
+        let reset = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.reset())
+        };
+        join(vec![late, reset]);
+        assert_eq!(
+            b.snapshot().calls,
+            0,
+            "recorded before the reset (and cleared), or after it (and dropped)"
+        );
+        record(&b, b.generation(), Outcome::Success);
+        record(&b, b.generation(), Outcome::Success);
+        assert_eq!(b.snapshot().calls, 2, "the new period's window is whole");
+    });
+}
+
+#[test]
+fn no_record_is_lost_and_the_tallies_match_the_slots() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .count_window(2)
+                .min_calls(2)
+                .threshold(100.0),
+        );
+        record(&b, 0, Outcome::Success);
+        record(&b, 0, Outcome::Success);
+        let handles = [Outcome::Failure, Outcome::Success]
+            .into_iter()
+            .map(|outcome| {
+                let b = Arc::clone(&b);
+                thread::spawn(move || record(&b, 0, outcome))
+            })
+            .collect();
+        join(handles);
+        let s = b.snapshot();
+        assert_eq!(
+            (s.calls, s.failures),
+            (2, 1),
+            "both raced records are in the window of two"
+        );
+        record(&b, 0, Outcome::Success);
+        record(&b, 0, Outcome::Success);
+        let s = b.snapshot();
+        assert_eq!(
+            (s.calls, s.failures),
+            (2, 0),
+            "the tallies settled on what the slots hold"
+        );
+    });
+}
+
+#[test]
+fn racing_records_into_one_time_bucket_are_all_counted() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .time_window(Duration::from_secs(1))
+                .min_calls(3)
+                .threshold(100.0),
+        );
+        let handles = (0..2)
+            .map(|_| {
+                let b = Arc::clone(&b);
+                thread::spawn(move || record(&b, 0, Outcome::Failure))
+            })
+            .collect();
+        join(handles);
+        let s = b.snapshot();
+        assert_eq!((s.calls, s.failures, s.state), (2, 2, State::Closed));
+    });
+}
