@@ -9,17 +9,19 @@
 
 use std::fmt;
 use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
 use crate::clock::{self, Nanos, duration_nanos};
 use crate::events::{self, Listeners, Subscription, Transition};
+use crate::observe::{self, CallEvent};
 use crate::permit::{Kind, Permit};
 use crate::probes::Probes;
 use crate::state::Word;
 use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::window::{Outcome, Tally, Window};
-use crate::{BreakerError, Config, Name, State};
+use crate::{BreakerError, Config, Ending, Name, State};
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.
@@ -177,13 +179,23 @@ impl Breaker {
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, BreakerError> {
         let word = self.word();
-        if word.state() == State::Closed {
+        let admitted = if word.state() == State::Closed {
             let kind = Kind::Closed {
                 generation: word.generation(),
             };
-            return Ok(Permit::new(self, kind, self.slow_clock()));
+            Ok(Permit::new(self, kind, self.start_clock()))
+        } else {
+            self.try_acquire_slow()
+        };
+        if observe::installed() {
+            let event = if admitted.is_ok() {
+                CallEvent::Admitted
+            } else {
+                CallEvent::Rejected
+            };
+            observe::notify(self, event);
         }
-        self.try_acquire_slow()
+        admitted
     }
 
     /// Admission in every state but closed: kept out of line so the closed path inlines small.
@@ -197,9 +209,11 @@ impl Breaker {
                     let kind = Kind::Closed {
                         generation: word.generation(),
                     };
-                    return Ok(Permit::new(self, kind, self.slow_clock()));
+                    return Ok(Permit::new(self, kind, self.start_clock()));
                 }
-                State::Disabled => return Ok(Permit::new(self, Kind::Unrecorded, None)),
+                State::Disabled => {
+                    return Ok(Permit::new(self, Kind::Unrecorded, self.start_clock()));
+                }
                 State::ForcedOpen => return Err(self.rejected_open(None)),
                 State::Open => {
                     let until = self.open_until.load(Ordering::Acquire);
@@ -225,10 +239,11 @@ impl Breaker {
         }
     }
 
-    /// When slow calls are detected, the time a call starts; otherwise no clock is read.
+    /// The time a call starts, when slow calls are detected or an observer wants durations;
+    /// otherwise no clock is read.
     #[inline]
-    fn slow_clock(&self) -> Option<Nanos> {
-        self.config.slow_call().map(|_| clock::now())
+    fn start_clock(&self) -> Option<Nanos> {
+        (self.config.slow_call().is_some() || observe::installed()).then(clock::now)
     }
 
     fn rejected_open(&self, until: Option<Nanos>) -> BreakerError {
@@ -253,7 +268,7 @@ impl Breaker {
                 .probes
                 .admit(now, duration_nanos(self.config.break_duration()));
             let permit =
-                id.map(|id| Permit::new(self, Kind::Probe { generation, id }, self.slow_clock()));
+                id.map(|id| Permit::new(self, Kind::Probe { generation, id }, self.start_clock()));
             (permit, event)
         };
         self.emit(event);
@@ -276,17 +291,31 @@ impl Breaker {
                     generation: seen.generation(),
                     id,
                 };
-                Admission::Probe(Permit::new(self, kind, self.slow_clock()))
+                Admission::Probe(Permit::new(self, kind, self.start_clock()))
             }
             None => Admission::Full,
         }
     }
 
-    /// Records the outcome of a call admitted as `kind`. `None` means it was ignored or
-    /// cancelled: it records nothing, and frees its probe slot if it held one.
+    /// Records how a call admitted as `kind` ended. Ignored and cancelled calls record nothing,
+    /// and free their probe slot if they held one.
     #[inline]
-    pub(crate) fn finish(&self, kind: Kind, started: Option<Nanos>, outcome: Option<Outcome>) {
-        let outcome = outcome.map(|o| self.slow_or(o, started));
+    pub(crate) fn finish(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
+        let outcome = match ending {
+            Ending::Success => Some(self.slow_or(Outcome::Success, started)),
+            Ending::Slow => Some(Outcome::Slow),
+            Ending::Failure | Ending::Timeout | Ending::Panic => Some(Outcome::Failure),
+            Ending::Ignored | Ending::Cancelled => None,
+        };
+        if observe::installed() {
+            let ending = if outcome == Some(Outcome::Slow) {
+                Ending::Slow
+            } else {
+                ending
+            };
+            let elapsed = started.map(|s| Duration::from_nanos(clock::now().saturating_sub(s)));
+            observe::notify(self, CallEvent::Finished { ending, elapsed });
+        }
         match kind {
             Kind::Closed { generation } => {
                 if let Some(outcome) = outcome {
@@ -294,7 +323,7 @@ impl Breaker {
                 }
             }
             Kind::Probe { generation, id } => self.finish_probe(generation, id, outcome),
-            Kind::Unrecorded => {}
+            Kind::Unrecorded | Kind::Done => {}
         }
     }
 

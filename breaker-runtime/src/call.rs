@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use tokio::time::{Sleep, sleep_until};
 
 use crate::clock::{self, duration_nanos};
-use crate::{Breaker, BreakerError, IsFailure, Permit, Verdict};
+use crate::{Breaker, BreakerError, Ending, IsFailure, Permit, Verdict};
 
 impl Breaker {
     /// Runs `body` through the breaker: rejected at once while the circuit is open, cancelled
@@ -226,7 +226,7 @@ where
             return Poll::Pending;
         }
         if let Some(permit) = guard.0.take() {
-            permit.failure();
+            permit.conclude(Ending::Timeout);
         }
         *this.stage = Stage::Done;
         this.body.set(None);
@@ -245,7 +245,7 @@ impl Drop for PanicGuard<'_, '_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             if let Some(permit) = self.0.take() {
-                permit.failure();
+                permit.conclude(Ending::Panic);
             }
         }
     }

@@ -67,6 +67,7 @@ mod config;
 mod error;
 mod events;
 mod name;
+mod observe;
 mod permit;
 mod probes;
 mod registry;
@@ -86,6 +87,7 @@ pub use config::{
 pub use error::BreakerError;
 pub use events::{Subscription, Transition};
 pub use name::Name;
+pub use observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, set_call_observer};
 pub use permit::Permit;
 pub use registry::{Conflict, Location, Registry, RegistryError, registry};
 pub use state::State;

@@ -14,8 +14,7 @@ use std::time::Duration;
 use loom::thread;
 
 use crate::permit::Kind;
-use crate::window::Outcome;
-use crate::{Breaker, Config, ConfigBuilder, State};
+use crate::{Breaker, Config, ConfigBuilder, Ending, State};
 
 const MS: u64 = 1_000_000;
 
@@ -24,8 +23,8 @@ fn breaker(builder: ConfigBuilder) -> Arc<Breaker> {
     Arc::new(Breaker::new(builder.no_timeout().build().expect("valid")))
 }
 
-fn record(b: &Breaker, generation: u32, outcome: Outcome) {
-    b.finish(Kind::Closed { generation }, None, Some(outcome));
+fn record(b: &Breaker, generation: u32, ending: Ending) {
+    b.finish(Kind::Closed { generation }, None, ending);
 }
 
 fn join(handles: Vec<thread::JoinHandle<()>>) {
@@ -43,11 +42,11 @@ fn racing_recorders_open_the_circuit_exactly_once() {
                 .min_calls(1)
                 .threshold(50.0),
         );
-        record(&b, 0, Outcome::Success);
+        record(&b, 0, Ending::Success);
         let handles = (0..2)
             .map(|_| {
                 let b = Arc::clone(&b);
-                thread::spawn(move || record(&b, 0, Outcome::Failure))
+                thread::spawn(move || record(&b, 0, Ending::Failure))
             })
             .collect();
         join(handles);
@@ -69,7 +68,7 @@ fn half_open_never_runs_more_than_its_probes() {
                 .break_duration(Duration::from_millis(1))
                 .probes(1),
         );
-        record(&b, 0, Outcome::Failure);
+        record(&b, 0, Ending::Failure);
         assert_eq!(b.state(), State::Open);
         crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
         let probing = Arc::new(AtomicUsize::new(0));
@@ -104,7 +103,7 @@ fn a_cancelled_or_failed_probe_frees_its_slot() {
                 .break_duration(Duration::from_millis(1))
                 .probes(1),
         );
-        record(&b, 0, Outcome::Failure);
+        record(&b, 0, Ending::Failure);
         crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
         let handles = (0..2)
             .map(|_| {
@@ -136,7 +135,7 @@ fn a_late_outcome_from_an_earlier_period_is_never_recorded() {
         let admitted_in = b.generation();
         let late = {
             let b = Arc::clone(&b);
-            thread::spawn(move || record(&b, admitted_in, Outcome::Failure))
+            thread::spawn(move || record(&b, admitted_in, Ending::Failure))
         };
         let reset = {
             let b = Arc::clone(&b);
@@ -148,8 +147,8 @@ fn a_late_outcome_from_an_earlier_period_is_never_recorded() {
             0,
             "recorded before the reset (and cleared), or after it (and dropped)"
         );
-        record(&b, b.generation(), Outcome::Success);
-        record(&b, b.generation(), Outcome::Success);
+        record(&b, b.generation(), Ending::Success);
+        record(&b, b.generation(), Ending::Success);
         assert_eq!(b.snapshot().calls, 2, "the new period's window is whole");
     });
 }
@@ -163,9 +162,9 @@ fn no_record_is_lost_and_the_tallies_match_the_slots() {
                 .min_calls(2)
                 .threshold(100.0),
         );
-        record(&b, 0, Outcome::Success);
-        record(&b, 0, Outcome::Success);
-        let handles = [Outcome::Failure, Outcome::Success]
+        record(&b, 0, Ending::Success);
+        record(&b, 0, Ending::Success);
+        let handles = [Ending::Failure, Ending::Success]
             .into_iter()
             .map(|outcome| {
                 let b = Arc::clone(&b);
@@ -179,8 +178,8 @@ fn no_record_is_lost_and_the_tallies_match_the_slots() {
             (2, 1),
             "both raced records are in the window of two"
         );
-        record(&b, 0, Outcome::Success);
-        record(&b, 0, Outcome::Success);
+        record(&b, 0, Ending::Success);
+        record(&b, 0, Ending::Success);
         let s = b.snapshot();
         assert_eq!(
             (s.calls, s.failures),
@@ -202,7 +201,7 @@ fn racing_records_into_one_time_bucket_are_all_counted() {
         let handles = (0..2)
             .map(|_| {
                 let b = Arc::clone(&b);
-                thread::spawn(move || record(&b, 0, Outcome::Failure))
+                thread::spawn(move || record(&b, 0, Ending::Failure))
             })
             .collect();
         join(handles);

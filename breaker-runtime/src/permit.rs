@@ -3,8 +3,7 @@
 use std::fmt;
 
 use crate::clock::Nanos;
-use crate::window::Outcome;
-use crate::{Breaker, IsFailure, Verdict};
+use crate::{Breaker, Ending, IsFailure, Verdict};
 
 /// Leave from a [`Breaker`] to make one call; give it the call's outcome when the call ends.
 ///
@@ -37,8 +36,10 @@ pub(crate) enum Kind {
     Closed { generation: u32 },
     /// A half-open probe holding slot `id`.
     Probe { generation: u32, id: u64 },
-    /// A call that records nothing: the breaker is disabled, or the outcome was given.
+    /// A call that records nothing: the breaker is disabled.
     Unrecorded,
+    /// The outcome was given.
+    Done,
 }
 
 impl<'a> Permit<'a> {
@@ -63,14 +64,18 @@ impl<'a> Permit<'a> {
 
     /// Records how the call ended.
     #[inline]
-    pub fn record(mut self, verdict: Verdict) {
-        let kind = std::mem::replace(&mut self.kind, Kind::Unrecorded);
-        let outcome = match verdict {
-            Verdict::Success => Some(Outcome::Success),
-            Verdict::Failure => Some(Outcome::Failure),
-            Verdict::Ignore => None,
-        };
-        self.breaker.finish(kind, self.started, outcome);
+    pub fn record(self, verdict: Verdict) {
+        self.conclude(match verdict {
+            Verdict::Success => Ending::Success,
+            Verdict::Failure => Ending::Failure,
+            Verdict::Ignore => Ending::Ignored,
+        });
+    }
+
+    #[inline]
+    pub(crate) fn conclude(mut self, ending: Ending) {
+        let kind = std::mem::replace(&mut self.kind, Kind::Done);
+        self.breaker.finish(kind, self.started, ending);
     }
 
     /// Records the call's returned value, classified through [`IsFailure`].
@@ -97,10 +102,10 @@ impl<'a> Permit<'a> {
 impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
-        // Only a probe has something to give back when its call is cancelled: its slot.
-        if let Kind::Probe { .. } = self.kind {
-            let kind = std::mem::replace(&mut self.kind, Kind::Unrecorded);
-            self.breaker.finish(kind, self.started, None);
+        if !matches!(self.kind, Kind::Done) {
+            // Dropped without an outcome: the call was cancelled. A probe gives back its slot.
+            let kind = std::mem::replace(&mut self.kind, Kind::Done);
+            self.breaker.finish(kind, self.started, Ending::Cancelled);
         }
     }
 }
