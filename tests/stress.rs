@@ -118,7 +118,7 @@ fn every_call_is_admitted_or_rejected_and_every_admitted_call_ends_once() {
                         }
                     };
                     let call = breaker.call(body);
-                    if (roll >> 16) % 10 == 0 {
+                    if (roll >> 16).is_multiple_of(10) {
                         // The caller gives up first: the call is cancelled if it was admitted.
                         if tokio::time::timeout(Duration::from_micros(200), call)
                             .await
