@@ -17,6 +17,9 @@ mod expand;
 mod grammar;
 mod valid;
 
+#[cfg(test)]
+mod grammar_props;
+
 use proc_macro::TokenStream;
 
 /// Guards an async fn with a circuit breaker; see `breaker_runtime` for the options.
