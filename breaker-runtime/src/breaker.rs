@@ -8,6 +8,7 @@
 //! events are delivered after the mutex is released.
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use crate::observe::{self, CallEvent};
 use crate::permit::{Kind, Permit};
 use crate::probes::Probes;
 use crate::state::Word;
-use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::window::{Outcome, Tally, Window};
 use crate::{BreakerError, Config, Ending, Name, State};
 
@@ -54,8 +55,6 @@ pub struct Breaker {
     window: Window,
     config: Config,
     cold: Mutex<Cold>,
-    listeners: Arc<Listeners>,
-    registered: AtomicBool,
 }
 
 /// What only the rare paths touch.
@@ -63,7 +62,12 @@ struct Cold {
     probes: Probes,
     /// Failed probes in a row since the circuit last closed: the break grows with it.
     failed_probes: u32,
-    last_transition: Option<Nanos>,
+    /// Clock reading of the last transition (at least 1), or `None` if there was none.
+    last_transition: Option<NonZeroU64>,
+    /// Allocated by the first subscriber: most breakers never have one.
+    listeners: Option<Arc<Listeners>>,
+    /// Listed in the registry, so its transitions also reach the registry's listeners.
+    registered: bool,
 }
 
 /// A point-in-time view of a breaker, for dashboards and health checks.
@@ -122,10 +126,10 @@ impl Breaker {
                 probes: Probes::new(config.probes()),
                 failed_probes: 0,
                 last_transition: None,
+                listeners: None,
+                registered: false,
             }),
             config,
-            listeners: Arc::default(),
-            registered: AtomicBool::new(false),
         }
     }
 
@@ -406,7 +410,7 @@ impl Breaker {
         to: State,
         tally: Tally,
         now: Nanos,
-    ) -> Transition {
+    ) -> Announcement {
         let next = from.next(to);
         cold.probes.clear();
         match to {
@@ -423,8 +427,8 @@ impl Breaker {
         }
         // Release publishes the emptied window and the deadline with the new state.
         self.state.store(next.0, Ordering::Release);
-        cold.last_transition = Some(now);
-        Transition {
+        cold.last_transition = NonZeroU64::new(now.max(1));
+        let transition = Transition {
             breaker: self.name().clone(),
             from: from.state(),
             to,
@@ -432,6 +436,11 @@ impl Breaker {
             failure_rate: rate(tally.failures, tally.calls),
             slow_rate: rate(tally.slow, tally.calls),
             calls: tally.calls,
+        };
+        Announcement {
+            transition,
+            listeners: cold.listeners.clone(),
+            registered: cold.registered,
         }
     }
 
@@ -471,7 +480,7 @@ impl Breaker {
             }
             self.transition(&mut cold, seen, to, Tally::EMPTY, clock::now())
         };
-        if event.from != event.to {
+        if event.transition.from != event.transition.to {
             self.emit(event);
         }
     }
@@ -482,17 +491,27 @@ impl Breaker {
         &self,
         listener: impl Fn(&Transition) + Send + Sync + 'static,
     ) -> Subscription {
-        self.listeners.subscribe(listener)
+        let listeners = Arc::clone(self.cold().listeners.get_or_insert_with(Arc::default));
+        listeners.subscribe(listener)
     }
 
-    pub(crate) fn mark_registered(&self) -> bool {
-        !self.registered.swap(true, Ordering::AcqRel)
+    pub(crate) fn set_registered(&self, registered: bool) {
+        self.cold().registered = registered;
     }
 
-    fn emit(&self, transition: Transition) {
+    /// Traces the transition and hands it to the listeners captured with it, after every lock
+    /// is released.
+    fn emit(&self, announcement: Announcement) {
+        let Announcement {
+            transition,
+            listeners,
+            registered,
+        } = announcement;
         events::trace(&transition);
-        self.listeners.deliver(&transition);
-        if self.registered.load(Ordering::Acquire) {
+        if let Some(listeners) = listeners {
+            listeners.deliver(&transition);
+        }
+        if registered {
             crate::registry::deliver(&transition);
         }
     }
@@ -530,16 +549,34 @@ impl Breaker {
             slow_rate: rate(tally.slow, tally.calls),
             probes_in_flight,
             next_probe_at,
-            last_transition: last_transition.map(clock::to_instant),
+            last_transition: last_transition.map(|at| clock::to_instant(at.get())),
         }
     }
 
-    /// Bytes this breaker occupies, its heap included.
+    /// Bytes this breaker occupies, its heap included: the struct, the window's slots or
+    /// buckets, the probe slots, and the listener list once something subscribed.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+    /// assert!(breaker.memory_footprint() <= 256);
+    /// ```
     pub fn memory_footprint(&self) -> usize {
+        let cold = self.cold();
+        let listeners = cold.listeners.as_ref().map_or(0, |l| l.heap_bytes());
         std::mem::size_of::<Breaker>()
             + self.window.heap_bytes()
-            + self.config.probes() as usize * std::mem::size_of::<Option<(u64, u64)>>()
+            + cold.probes.heap_bytes()
+            + listeners
     }
+}
+
+/// A transition, with what it must reach once the lock is released.
+struct Announcement {
+    transition: Transition,
+    listeners: Option<Arc<Listeners>>,
+    registered: bool,
 }
 
 enum Admission<'a> {
@@ -564,5 +601,25 @@ impl fmt::Debug for Breaker {
             .field("state", &self.state())
             .field("config", &self.config)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod footprint {
+    use crate::{Breaker, Config};
+
+    #[test]
+    fn a_breaker_with_a_count_window_of_100_fits_in_256_bytes_heap_included() {
+        let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+        assert!(
+            std::mem::size_of::<Breaker>() <= 200,
+            "struct: {}",
+            std::mem::size_of::<Breaker>()
+        );
+        assert!(
+            breaker.memory_footprint() <= 256,
+            "footprint: {}",
+            breaker.memory_footprint()
+        );
     }
 }

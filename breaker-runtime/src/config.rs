@@ -235,18 +235,62 @@ impl ConfigError {
 /// assert_eq!(config.min_calls(), 10);
 /// # Ok::<(), breaker_runtime::ConfigError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Config {
     name: Name,
     threshold: Rate,
-    window: Window,
-    min_calls: u32,
-    timeout: Option<Duration>,
-    break_duration: Duration,
-    max_break_duration: Option<Duration>,
-    probes: u32,
-    slow_call: Option<Duration>,
     slow_threshold: Rate,
+    min_calls: u32,
+    probes: u32,
+    // Durations in nanoseconds, 0 meaning none (every configured duration is longer than zero):
+    // half the size of `Option<Duration>`, for a breaker that is small enough to have thousands.
+    /// A count window's size, or a time window's span with `TIME_WINDOW` set.
+    window: u64,
+    timeout: u64,
+    break_duration: u64,
+    max_break_duration: u64,
+    slow_call: u64,
+}
+
+/// Marks `Config::window` as a time window's span.
+const TIME_WINDOW: u64 = 1 << 63;
+
+/// Nanoseconds of `d`, saturating at `u64::MAX` (about 584 years), in a `const` context.
+const fn nanos(d: Duration) -> u64 {
+    let n = d.as_nanos();
+    if n > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        n as u64
+    }
+}
+
+const fn nanos_or_zero(d: Option<Duration>) -> u64 {
+    match d {
+        Some(d) => nanos(d),
+        None => 0,
+    }
+}
+
+fn nonzero_duration(n: u64) -> Option<Duration> {
+    (n > 0).then(|| Duration::from_nanos(n))
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("name", &self.name)
+            .field("threshold", &self.threshold)
+            .field("window", &self.window())
+            .field("min_calls", &self.min_calls)
+            .field("timeout", &self.timeout())
+            .field("break_duration", &self.break_duration())
+            .field("max_break_duration", &self.max_break_duration())
+            .field("probes", &self.probes)
+            .field("slow_call", &self.slow_call())
+            .field("slow_threshold", &self.slow_threshold)
+            .finish()
+    }
 }
 
 impl Default for Config {
@@ -256,18 +300,18 @@ impl Default for Config {
 }
 
 impl Config {
-    const DEFAULT: Config = Config {
-        name: Name::from_static("breaker"),
-        threshold: Rate(500_000),
-        window: Window::Count(20),
-        min_calls: 20,
-        timeout: Some(Duration::from_secs(10)),
-        break_duration: Duration::from_secs(30),
-        max_break_duration: None,
-        probes: 1,
-        slow_call: None,
-        slow_threshold: Rate::HUNDRED_PERCENT,
-    };
+    const DEFAULT: Config = Config::__prevalidated(
+        Name::from_static("breaker"),
+        Rate(500_000),
+        Window::Count(20),
+        20,
+        Some(Duration::from_secs(10)),
+        Duration::from_secs(30),
+        None,
+        1,
+        None,
+        Rate::HUNDRED_PERCENT,
+    );
 
     /// A builder starting from the defaults: 50%, the last 20 calls, a 10 s timeout, a 30 s
     /// break, one probe, no slow-call detection.
@@ -290,17 +334,21 @@ impl Config {
         slow_call: Option<Duration>,
         slow_threshold: Rate,
     ) -> Self {
+        let window = match window {
+            Window::Count(n) => n as u64,
+            Window::Time(d) => TIME_WINDOW | (nanos(d) & !TIME_WINDOW),
+        };
         Config {
             name,
             threshold,
-            window,
-            min_calls,
-            timeout,
-            break_duration,
-            max_break_duration,
-            probes,
-            slow_call,
             slow_threshold,
+            min_calls,
+            probes,
+            window,
+            timeout: nanos_or_zero(timeout),
+            break_duration: nanos(break_duration),
+            max_break_duration: nanos_or_zero(max_break_duration),
+            slow_call: nanos_or_zero(slow_call),
         }
     }
 
@@ -320,7 +368,12 @@ impl Config {
     }
     /// The sliding window the rates are judged over.
     pub fn window(&self) -> Window {
-        self.window
+        if self.window & TIME_WINDOW == 0 {
+            // A count window's size is at most MAX_COUNT_WINDOW, so the cast is exact.
+            Window::Count(self.window as u32)
+        } else {
+            Window::Time(Duration::from_nanos(self.window & !TIME_WINDOW))
+        }
     }
     /// How many outcomes the window must hold before the rates are judged.
     pub fn min_calls(&self) -> u32 {
@@ -328,15 +381,15 @@ impl Config {
     }
     /// How long a call may run before it is cancelled and counted as a failure.
     pub fn timeout(&self) -> Option<Duration> {
-        self.timeout
+        nonzero_duration(self.timeout)
     }
     /// How long the circuit stays open before it lets a probe through.
     pub fn break_duration(&self) -> Duration {
-        self.break_duration
+        Duration::from_nanos(self.break_duration)
     }
     /// The cap on the break as it doubles after failed probes; `None` means it never grows.
     pub fn max_break_duration(&self) -> Option<Duration> {
-        self.max_break_duration
+        nonzero_duration(self.max_break_duration)
     }
     /// How many probes may run at once in half-open, and how many successes in a row close it.
     pub fn probes(&self) -> u32 {
@@ -344,7 +397,7 @@ impl Config {
     }
     /// How long a successful call may take before it counts as slow; `None` turns detection off.
     pub fn slow_call(&self) -> Option<Duration> {
-        self.slow_call
+        nonzero_duration(self.slow_call)
     }
     /// The slow-call rate at which the circuit opens.
     pub fn slow_threshold(&self) -> Rate {
@@ -353,11 +406,11 @@ impl Config {
 
     /// The break after `failed_probes` failed probes in a row.
     pub(crate) fn break_after(&self, failed_probes: u32) -> Duration {
-        let Some(max) = self.max_break_duration else {
-            return self.break_duration;
+        let Some(max) = self.max_break_duration() else {
+            return self.break_duration();
         };
         let factor = 2u32.saturating_pow(failed_probes);
-        self.break_duration.saturating_mul(factor).min(max)
+        self.break_duration().saturating_mul(factor).min(max)
     }
 
     /// Whether everything but the name agrees: two declarations of one breaker must.
@@ -398,16 +451,16 @@ impl Default for ConfigBuilder {
     fn default() -> Self {
         let d = Config::DEFAULT;
         ConfigBuilder {
-            name: d.name,
             threshold: d.threshold.percent(),
-            window: d.window,
+            window: d.window(),
             min_calls: None,
-            timeout: d.timeout,
-            break_duration: d.break_duration,
-            max_break_duration: d.max_break_duration,
+            timeout: d.timeout(),
+            break_duration: d.break_duration(),
+            max_break_duration: d.max_break_duration(),
             probes: d.probes,
-            slow_call: d.slow_call,
+            slow_call: d.slow_call(),
             slow_threshold: None,
+            name: d.name,
         }
     }
 }
@@ -528,18 +581,18 @@ impl ConfigBuilder {
             (Some(percent), Some(_)) => percentage("slow_threshold", percent)?,
             (None, _) => Rate::HUNDRED_PERCENT,
         };
-        Ok(Config {
-            name: self.name,
+        Ok(Config::__prevalidated(
+            self.name,
             threshold,
-            window: self.window,
+            self.window,
             min_calls,
-            timeout: self.timeout,
-            break_duration: self.break_duration,
-            max_break_duration: self.max_break_duration,
-            probes: self.probes,
-            slow_call: self.slow_call,
+            self.timeout,
+            self.break_duration,
+            self.max_break_duration,
+            self.probes,
+            self.slow_call,
             slow_threshold,
-        })
+        ))
     }
 }
 

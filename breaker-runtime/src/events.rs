@@ -90,6 +90,14 @@ impl Listeners {
         *list = next.into();
     }
 
+    /// Bytes on the heap for this set: itself (it lives behind an `Arc`) and its list.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let list = self.list.read().unwrap_or_else(PoisonError::into_inner);
+        2 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<Listeners>()
+            + std::mem::size_of_val(&**list)
+    }
+
     pub(crate) fn deliver(&self, transition: &Transition) {
         let list = Arc::clone(&self.list.read().unwrap_or_else(PoisonError::into_inner));
         for (_, listener) in list.iter() {

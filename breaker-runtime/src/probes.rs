@@ -8,63 +8,75 @@ use crate::clock::Nanos;
 
 #[derive(Debug)]
 pub(crate) struct Probes {
-    slots: Vec<Option<Slot>>,
-    next_id: u64,
+    slots: Box<[Slot]>,
+    /// Ids start at 1: id 0 marks a free slot.
+    last_id: u64,
     /// Successful probes in a row in the current half-open period.
     pub(crate) successes: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     id: u64,
     admitted_at: Nanos,
 }
 
+impl Slot {
+    const FREE: Slot = Slot {
+        id: 0,
+        admitted_at: 0,
+    };
+
+    fn is_free(self) -> bool {
+        self.id == 0
+    }
+}
+
 impl Probes {
     pub(crate) fn new(capacity: u32) -> Probes {
         Probes {
-            slots: vec![None; capacity as usize],
-            next_id: 0,
+            slots: vec![Slot::FREE; capacity as usize].into_boxed_slice(),
+            last_id: 0,
             successes: 0,
         }
     }
 
     /// Empties every slot for a new half-open period.
     pub(crate) fn clear(&mut self) {
-        self.slots.fill(None);
+        self.slots.fill(Slot::FREE);
         self.successes = 0;
     }
 
     /// Takes a slot for a new probe, first freeing those held for `give_up_after` or longer.
     pub(crate) fn admit(&mut self, now: Nanos, give_up_after: Nanos) -> Option<u64> {
         for slot in self.slots.iter_mut() {
-            if slot.is_some_and(|s| now.saturating_sub(s.admitted_at) >= give_up_after) {
-                *slot = None;
+            if !slot.is_free() && now.saturating_sub(slot.admitted_at) >= give_up_after {
+                *slot = Slot::FREE;
             }
         }
-        let free = self.slots.iter_mut().find(|slot| slot.is_none())?;
-        let id = self.next_id;
-        self.next_id += 1;
-        *free = Some(Slot {
-            id,
+        let free = self.slots.iter_mut().find(|slot| slot.is_free())?;
+        self.last_id += 1;
+        *free = Slot {
+            id: self.last_id,
             admitted_at: now,
-        });
-        Some(id)
+        };
+        Some(self.last_id)
     }
 
     /// Frees the probe's slot, if it still holds one.
     pub(crate) fn release(&mut self, id: u64) {
-        if let Some(slot) = self
-            .slots
-            .iter_mut()
-            .find(|s| s.is_some_and(|s| s.id == id))
-        {
-            *slot = None;
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.id == id) {
+            *slot = Slot::FREE;
         }
     }
 
+    /// Bytes on the heap behind the slots.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.slots)
+    }
+
     pub(crate) fn in_flight(&self) -> u32 {
-        self.slots.iter().filter(|s| s.is_some()).count() as u32
+        self.slots.iter().filter(|s| !s.is_free()).count() as u32
     }
 }
 

@@ -209,7 +209,7 @@ impl Registry {
             });
         }
         for entry in &entries {
-            entry.breaker.mark_registered();
+            entry.breaker.set_registered(true);
         }
         Registry {
             entries: RwLock::new(entries),
@@ -262,7 +262,7 @@ impl Registry {
         if entries.iter().any(|e| e.breaker.name() == breaker.name()) {
             return Err(RegistryError::NameTaken(breaker.name().clone()));
         }
-        breaker.mark_registered();
+        breaker.set_registered(true);
         entries.push(Entry {
             breaker,
             declarations: Vec::new(),
@@ -276,7 +276,9 @@ impl Registry {
         let index = entries
             .iter()
             .position(|e| e.breaker.name() == name && e.declarations.is_empty())?;
-        Some(entries.swap_remove(index).breaker)
+        let breaker = entries.swap_remove(index).breaker;
+        breaker.set_registered(false);
+        Some(breaker)
     }
 
     /// Calls `listener` after every transition of every registered breaker, outside every lock.
@@ -325,7 +327,7 @@ impl Registry {
             return Arc::clone(&entry.breaker);
         }
         let breaker = Arc::new(Breaker::new(declaration.config.clone().with_name(name)));
-        breaker.mark_registered();
+        breaker.set_registered(true);
         entries.push(Entry {
             breaker: Arc::clone(&breaker),
             declarations: vec![declaration],

@@ -1,9 +1,13 @@
 //! The last N recorded outcomes, as a ring of tagged slots plus one word of tallies.
 //!
+//! Slots are two bits each, 21 to a 64-bit word whose high bits hold the generation of the
+//! period that last wrote it: a word of an earlier period reads as empty, so a new period needs
+//! no sweep, and a window of 100 calls takes 40 bytes.
+//!
 //! Recording claims the next position of its period with one CAS on the cursor (which carries
 //! the period's generation, so a late recorder claims nothing and leaves no hole), swaps the
-//! outcome into that slot, and adds the difference between the new outcome and the one it
-//! evicted to the tallies with one CAS.
+//! outcome into that slot with one CAS on its word, and adds the difference between the new
+//! outcome and the one it evicted to the tallies with one CAS.
 //! The tallies therefore always equal the slots' contents once every recorder has finished; in
 //! between, a recorder that evicts an outcome whose own tally update is still in flight makes a
 //! count briefly *low*, never high, so a transient can delay an opening but never cause one.
@@ -13,7 +17,7 @@
 //! a healthy dependency costs one atomic load per call.
 
 use super::{Outcome, Tally};
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Generation bits kept in the tally word: a recorder stalled across 4 million transitions could
 /// be mistaken for a current one, which no real call outlives.
@@ -22,27 +26,37 @@ const FIELD_BITS: u32 = 14;
 const FIELD_MASK: u64 = (1 << FIELD_BITS) - 1;
 const GEN_MASK: u32 = (1 << GEN_BITS) - 1;
 
-/// Generation bits kept in a slot, above two bits of outcome.
-const SLOT_GEN_MASK: u32 = (1 << 30) - 1;
-const SLOT_EMPTY: u32 = u32::MAX;
-const CODE_EMPTY: u32 = 3;
+/// Two-bit slots per word, below the word's generation.
+const SLOTS_PER_WORD: usize = 21;
+const CODES_MASK: u64 = (1 << (2 * SLOTS_PER_WORD)) - 1;
+const CODE_EMPTY: u64 = 0;
+const CODE_SUCCESS: u64 = 1;
+const CODE_FAILURE: u64 = 2;
+const CODE_SLOW: u64 = 3;
+/// A fresh word: the largest generation (no period's until millions of transitions in, and its
+/// slots are empty anyway).
+const WORD_UNWRITTEN: u64 = (GEN_MASK as u64) << (2 * SLOTS_PER_WORD);
+
+const _: () = assert!(2 * SLOTS_PER_WORD as u32 + GEN_BITS <= 64);
 
 // Real counts stay below 10 000; a transient negative count reads as 16 384 minus the number of
 // recorders in flight, so thousands of them can be mid-record before the two could meet.
 const _: () = assert!((crate::config::MAX_COUNT_WINDOW as u64) + 4096 < FIELD_MASK);
 
 pub(crate) struct CountWindow {
+    size: u32,
     cursor: AtomicU64,
-    slots: Box<[AtomicU32]>,
+    words: Box<[AtomicU64]>,
     tallies: AtomicU64,
 }
 
 impl CountWindow {
     pub(crate) fn new(size: u32, generation: u32) -> CountWindow {
         CountWindow {
+            size: size.max(1),
             cursor: AtomicU64::new(pack_cursor(generation, 0)),
-            slots: (0..size.max(1))
-                .map(|_| AtomicU32::new(SLOT_EMPTY))
+            words: (0..(size.max(1) as usize).div_ceil(SLOTS_PER_WORD))
+                .map(|_| AtomicU64::new(WORD_UNWRITTEN))
                 .collect(),
             tallies: AtomicU64::new(pack(generation, Tally::EMPTY)),
         }
@@ -71,20 +85,27 @@ impl CountWindow {
         current_generation: impl Fn() -> u32,
     ) -> Option<Tally> {
         let index = self.claim(generation)?;
-        let slot = &self.slots[index];
-        let tagged = slot_word(generation, outcome);
+        let word = &self.words[index / SLOTS_PER_WORD];
+        let shift = 2 * (index % SLOTS_PER_WORD);
+        let gen_tag = u64::from(generation & GEN_MASK);
 
-        let mut seen = slot.load(Ordering::Acquire);
+        let mut seen = word.load(Ordering::Acquire);
         let evicted = loop {
-            let evicted = match slot_outcome(seen, generation) {
-                Some(previous) => Some(previous),
-                // The slot holds nothing of our period: empty, or from an earlier one. Writing is
-                // right only while our period lasts; the CAS below fails if a later period's
-                // recorder got here first.
-                None if current_generation() == generation => None,
-                None => return None,
+            let codes = if seen >> (2 * SLOTS_PER_WORD) == gen_tag {
+                seen & CODES_MASK
+            } else if current_generation() == generation {
+                // No recorder of our period has written this word yet: what it holds is from an
+                // earlier period, and all of it reads as empty to ours. Writing is right only
+                // while our period lasts; the CAS fails if a later period's recorder got here first.
+                CODE_EMPTY
+            } else {
+                return None;
             };
-            match slot.compare_exchange_weak(seen, tagged, Ordering::AcqRel, Ordering::Acquire) {
+            let evicted = decode((codes >> shift) & 3);
+            let next = (gen_tag << (2 * SLOTS_PER_WORD))
+                | (codes & !(3 << shift))
+                | (encode(outcome) << shift);
+            match word.compare_exchange_weak(seen, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => break evicted,
                 Err(actual) => seen = actual,
             }
@@ -131,7 +152,7 @@ impl CountWindow {
                 return None;
             }
             let index = cursor_position(cursor);
-            let next = if index + 1 >= self.slots.len() {
+            let next = if index + 1 >= self.size as usize {
                 0
             } else {
                 index + 1
@@ -152,7 +173,7 @@ impl CountWindow {
     #[inline]
     fn is_full_of_successes(&self, generation: u32) -> bool {
         let full = Tally {
-            calls: self.slots.len() as u32,
+            calls: self.size,
             failures: 0,
             slow: 0,
         };
@@ -178,29 +199,23 @@ impl CountWindow {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.slots)
+        std::mem::size_of_val(&*self.words)
     }
 }
 
-fn slot_word(generation: u32, outcome: Outcome) -> u32 {
-    let code = match outcome {
-        Outcome::Success => 0,
-        Outcome::Failure => 1,
-        Outcome::Slow => 2,
-    };
-    ((generation & SLOT_GEN_MASK) << 2) | code
+fn encode(outcome: Outcome) -> u64 {
+    match outcome {
+        Outcome::Success => CODE_SUCCESS,
+        Outcome::Failure => CODE_FAILURE,
+        Outcome::Slow => CODE_SLOW,
+    }
 }
 
-/// The outcome a slot holds for `generation`'s period, if any.
-fn slot_outcome(word: u32, generation: u32) -> Option<Outcome> {
-    if word >> 2 != generation & SLOT_GEN_MASK {
-        return None;
-    }
-    match word & 3 {
-        0 => Some(Outcome::Success),
-        1 => Some(Outcome::Failure),
-        2 => Some(Outcome::Slow),
-        CODE_EMPTY => None,
+fn decode(code: u64) -> Option<Outcome> {
+    match code {
+        CODE_SUCCESS => Some(Outcome::Success),
+        CODE_FAILURE => Some(Outcome::Failure),
+        CODE_SLOW => Some(Outcome::Slow),
         _ => None,
     }
 }
