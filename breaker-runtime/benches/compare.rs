@@ -4,7 +4,7 @@
 //!
 //! Each criterion group is one case; each function in it is one library (or one API of ours).
 //! Every guarded call runs the same body: a ready future returning `Ok::<u64, io::Error>(1)`,
-//! polled once with a no-op waker (as in `hot_path.rs`). Async paths are polled the same way;
+//! polled once with a no-op waker. Async paths are polled the same way;
 //! sync APIs (failsafe, recloser) are given a closure that polls that same future. No tokio
 //! runtime is involved anywhere: nothing here ever waits on a timer.
 //!

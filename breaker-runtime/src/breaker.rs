@@ -192,14 +192,22 @@ impl Breaker {
             self.try_acquire_slow()
         };
         if observe::installed() {
-            let event = if admitted.is_ok() {
+            self.observe_admission(admitted.is_ok());
+        }
+        admitted
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn observe_admission(&self, admitted: bool) {
+        observe::notify(
+            self,
+            if admitted {
                 CallEvent::Admitted
             } else {
                 CallEvent::Rejected
-            };
-            observe::notify(self, event);
-        }
-        admitted
+            },
+        );
     }
 
     /// Admission in every state but closed: kept out of line so the closed path inlines small.
@@ -247,7 +255,7 @@ impl Breaker {
     /// otherwise no clock is read.
     #[inline]
     fn start_clock(&self) -> Option<Nanos> {
-        (self.config.slow_call().is_some() || observe::installed()).then(clock::now)
+        (self.config.slow_call_nanos() > 0 || observe::installed()).then(clock::now)
     }
 
     fn rejected_open(&self, until: Option<Nanos>) -> BreakerError {
@@ -305,6 +313,19 @@ impl Breaker {
     /// and free their probe slot if they held one.
     #[inline]
     pub(crate) fn finish(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
+        // The hot path, kept small enough to inline into the caller: a success through the
+        // closed circuit into a count window already full of successes changes nothing. (No
+        // start time means no slow-call detection and no observer when the call was admitted.)
+        if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
+            if self.window.is_full_of_successes(generation) && !observe::installed() {
+                return;
+            }
+        }
+        self.finish_and_record(kind, started, ending);
+    }
+
+    #[inline(never)]
+    fn finish_and_record(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
         let outcome = match ending {
             Ending::Success => Some(self.slow_or(Outcome::Success, started)),
             Ending::Slow => Some(Outcome::Slow),
@@ -312,13 +333,7 @@ impl Breaker {
             Ending::Ignored | Ending::Cancelled => None,
         };
         if observe::installed() {
-            let ending = if outcome == Some(Outcome::Slow) {
-                Ending::Slow
-            } else {
-                ending
-            };
-            let elapsed = started.map(|s| Duration::from_nanos(clock::now().saturating_sub(s)));
-            observe::notify(self, CallEvent::Finished { ending, elapsed });
+            self.observe_finish(ending, outcome, started);
         }
         match kind {
             Kind::Closed { generation } => {
@@ -331,12 +346,23 @@ impl Breaker {
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn observe_finish(&self, ending: Ending, outcome: Option<Outcome>, started: Option<Nanos>) {
+        let ending = if outcome == Some(Outcome::Slow) {
+            Ending::Slow
+        } else {
+            ending
+        };
+        let elapsed = started.map(|s| Duration::from_nanos(clock::now().saturating_sub(s)));
+        observe::notify(self, CallEvent::Finished { ending, elapsed });
+    }
+
     #[inline]
     fn slow_or(&self, outcome: Outcome, started: Option<Nanos>) -> Outcome {
-        match (outcome, self.config.slow_call(), started) {
-            (Outcome::Success, Some(limit), Some(started))
-                if clock::now().saturating_sub(started) > duration_nanos(limit) =>
-            {
+        let limit = self.config.slow_call_nanos();
+        match started {
+            Some(started) if limit > 0 && clock::now().saturating_sub(started) > limit => {
                 Outcome::Slow
             }
             _ => outcome,
@@ -356,7 +382,7 @@ impl Breaker {
     fn should_open(&self, t: Tally) -> bool {
         t.calls >= self.config.min_calls()
             && (self.config.threshold().reached_by(t.failures, t.calls)
-                || (self.config.slow_call().is_some()
+                || (self.config.slow_call_nanos() > 0
                     && self.config.slow_threshold().reached_by(t.slow, t.calls)))
     }
 

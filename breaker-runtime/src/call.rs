@@ -40,12 +40,12 @@ impl Breaker {
     /// assert_eq!(breaker.snapshot().failures, 1);
     /// # }
     /// ```
-    pub fn call<F>(&self, body: F) -> Call<'_, F, fn(&F::Output) -> Verdict>
+    pub fn call<F>(&self, body: F) -> Call<'_, F>
     where
         F: Future,
         F::Output: IsFailure,
     {
-        self.call_with(body, Verdict::of::<F::Output>)
+        Call::new(self, None, body, ByIsFailure)
     }
 
     /// [`call`](Self::call) with a classifier of your own, for values without an [`IsFailure`]
@@ -113,7 +113,7 @@ pin_project! {
     /// ```
     /// use breaker_runtime::{Breaker, Call, Config, Verdict};
     ///
-    /// fn lookup(breaker: &Breaker) -> Call<'_, std::future::Ready<Result<u32, std::io::Error>>, fn(&Result<u32, std::io::Error>) -> Verdict> {
+    /// fn lookup(breaker: &Breaker) -> Call<'_, std::future::Ready<Result<u32, std::io::Error>>> {
     ///     breaker.call(std::future::ready(Ok(7)))
     /// }
     ///
@@ -124,7 +124,7 @@ pin_project! {
     /// # }
     /// ```
     #[must_use = "futures do nothing unless polled"]
-    pub struct Call<'a, F, C> {
+    pub struct Call<'a, F, C = ByIsFailure> {
         breaker: &'a Breaker,
         stage: Stage,
         permit: Option<Permit<'a>>,
@@ -166,19 +166,21 @@ impl<'a, F, C> Call<'a, F, C> {
 impl<F, C> Future for Call<'_, F, C>
 where
     F: Future,
-    C: FnOnce(&F::Output) -> Verdict,
+    C: Classify<F::Output>,
 {
     type Output = Result<F::Output, BreakerError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        match *this.stage {
-            Stage::Running => {}
+        // The permit is held in a local while the body is polled and only parked in the future
+        // if the body has to wait: a call that is ready at once never copies it there and back.
+        let mut permit = match *this.stage {
+            Stage::Running => this.permit.take(),
             Stage::Done => return Poll::Pending,
             Stage::Admitting => match this.breaker.try_acquire() {
                 Ok(permit) => {
-                    *this.permit = Some(permit);
                     *this.stage = Stage::Running;
+                    Some(permit)
                 }
                 Err(rejection) => {
                     *this.stage = Stage::Done;
@@ -186,9 +188,9 @@ where
                     return Poll::Ready(Err(rejection));
                 }
             },
-        }
+        };
 
-        let guard = PanicGuard(this.permit);
+        let guard = PanicGuard(&mut permit);
         let Some(body) = this.body.as_mut().as_pin_mut() else {
             return Poll::Pending;
         };
@@ -196,7 +198,7 @@ where
             let verdict = this
                 .classify
                 .take()
-                .map_or(Verdict::Success, |classify| classify(&value));
+                .map_or(Verdict::Success, |classify| classify.classify(&value));
             if let Some(permit) = guard.0.take() {
                 permit.record(verdict);
             }
@@ -205,35 +207,60 @@ where
             return Poll::Ready(Ok(value));
         }
 
-        let Some(limit) = this.breaker.config().timeout() else {
-            return Poll::Pending;
-        };
-        if this.deadline.is_none() {
-            let start = guard
-                .0
-                .as_ref()
-                .and_then(|p| p.started)
-                .unwrap_or_else(clock::now);
-            let at = clock::to_instant(start.saturating_add(duration_nanos(limit)));
-            this.deadline.set(Some(sleep_until(at)));
+        if let Some(limit) = this.breaker.config().timeout() {
+            if this.deadline.is_none() {
+                let start = guard
+                    .0
+                    .as_ref()
+                    .and_then(|p| p.started)
+                    .unwrap_or_else(clock::now);
+                let at = clock::to_instant(start.saturating_add(duration_nanos(limit)));
+                this.deadline.set(Some(sleep_until(at)));
+            }
+            let expired = this
+                .deadline
+                .as_mut()
+                .as_pin_mut()
+                .is_some_and(|timer| timer.poll(cx).is_ready());
+            if expired {
+                if let Some(permit) = guard.0.take() {
+                    permit.conclude(Ending::Timeout);
+                }
+                *this.stage = Stage::Done;
+                this.body.set(None);
+                return Poll::Ready(Err(BreakerError::Timeout {
+                    breaker: this.breaker.name().clone(),
+                    limit,
+                }));
+            }
         }
-        let expired = this
-            .deadline
-            .as_mut()
-            .as_pin_mut()
-            .is_some_and(|timer| timer.poll(cx).is_ready());
-        if !expired {
-            return Poll::Pending;
-        }
-        if let Some(permit) = guard.0.take() {
-            permit.conclude(Ending::Timeout);
-        }
-        *this.stage = Stage::Done;
-        this.body.set(None);
-        Poll::Ready(Err(BreakerError::Timeout {
-            breaker: this.breaker.name().clone(),
-            limit,
-        }))
+        *this.permit = guard.0.take();
+        Poll::Pending
+    }
+}
+
+/// How a [`Call`] classifies the body's value: any `FnOnce(&T) -> Verdict`, or
+/// [`ByIsFailure`], the value's own [`IsFailure`] impl.
+pub trait Classify<T> {
+    /// The verdict for the value.
+    fn classify(self, value: &T) -> Verdict;
+}
+
+impl<T, C: FnOnce(&T) -> Verdict> Classify<T> for C {
+    #[inline]
+    fn classify(self, value: &T) -> Verdict {
+        self(value)
+    }
+}
+
+/// Classifies a value through its [`IsFailure`] impl: what [`Breaker::call`] uses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByIsFailure;
+
+impl<T: IsFailure> Classify<T> for ByIsFailure {
+    #[inline]
+    fn classify(self, value: &T) -> Verdict {
+        Verdict::of(value)
     }
 }
 
@@ -242,6 +269,7 @@ where
 struct PanicGuard<'p, 'a>(&'p mut Option<Permit<'a>>);
 
 impl Drop for PanicGuard<'_, '_> {
+    #[inline]
     fn drop(&mut self) {
         if std::thread::panicking() {
             if let Some(permit) = self.0.take() {

@@ -404,6 +404,12 @@ impl Config {
         self.slow_threshold
     }
 
+    /// `slow_call` in nanoseconds, 0 when off: what the hot path compares against.
+    #[inline]
+    pub(crate) fn slow_call_nanos(&self) -> u64 {
+        self.slow_call
+    }
+
     /// The break after `failed_probes` failed probes in a row.
     pub(crate) fn break_after(&self, failed_probes: u32) -> Duration {
         let Some(max) = self.max_break_duration() else {

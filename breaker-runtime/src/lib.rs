@@ -79,7 +79,7 @@ mod window;
 mod loom_tests;
 
 pub use breaker::{Breaker, Snapshot};
-pub use call::Call;
+pub use call::{ByIsFailure, Call, Classify};
 pub use classify::{IsFailure, Verdict};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_PROBES, MIN_TIME_WINDOW, Rate, Window,

@@ -72,7 +72,7 @@ impl<'a> Permit<'a> {
         });
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn conclude(mut self, ending: Ending) {
         let kind = std::mem::replace(&mut self.kind, Kind::Done);
         self.breaker.finish(kind, self.started, ending);
@@ -84,16 +84,19 @@ impl<'a> Permit<'a> {
     }
 
     /// The dependency answered (a slow success if slow calls are detected and it took too long).
+    #[inline]
     pub fn success(self) {
         self.record(Verdict::Success);
     }
 
     /// The dependency is unwell: a failure, a timeout or a panic.
+    #[inline]
     pub fn failure(self) {
         self.record(Verdict::Failure);
     }
 
     /// Records nothing, and frees the probe slot if the call held one.
+    #[inline]
     pub fn ignore(self) {
         self.record(Verdict::Ignore);
     }

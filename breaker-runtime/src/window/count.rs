@@ -90,6 +90,11 @@ impl CountWindow {
         let gen_tag = u64::from(generation & GEN_MASK);
 
         let mut seen = word.load(Ordering::Acquire);
+        if seen >> (2 * SLOTS_PER_WORD) == gen_tag && (seen >> shift) & 3 == encode(outcome) {
+            // The slot already says what we would write: the window holds the same outcomes
+            // in the same places whether we write or not, so we don't.
+            return None;
+        }
         let evicted = loop {
             let codes = if seen >> (2 * SLOTS_PER_WORD) == gen_tag {
                 seen & CODES_MASK
@@ -171,7 +176,7 @@ impl CountWindow {
     }
 
     #[inline]
-    fn is_full_of_successes(&self, generation: u32) -> bool {
+    pub(crate) fn is_full_of_successes(&self, generation: u32) -> bool {
         let full = Tally {
             calls: self.size,
             failures: 0,

@@ -79,6 +79,15 @@ impl Window {
         }
     }
 
+    /// Whether a success would change nothing: a count window full of successes.
+    #[inline]
+    pub(crate) fn is_full_of_successes(&self, generation: u32) -> bool {
+        match self {
+            Window::Count(w) => w.is_full_of_successes(generation),
+            Window::Time(_) => false,
+        }
+    }
+
     /// What the window holds for the closed period of `generation`.
     pub(crate) fn tally(&self, generation: u32, now: impl FnOnce() -> Nanos) -> Tally {
         match self {
