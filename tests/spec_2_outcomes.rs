@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use breaker_runtime::{BreakerError, IsFailure, Name, Verdict};
-use breaker_tests::{after, breaker, count, ms, up};
+use breaker_tests::{after, breaker, count, ms, panicking_call, up};
 
 /// A value that says it is both ignored and a failure: ignored must win.
 struct Ambiguous;
@@ -117,21 +117,8 @@ async fn with_slow_detection_the_timeout_counts_from_the_call_start() {
 #[tokio::test(start_paused = true)]
 async fn a_panic_is_a_failure_and_continues_to_the_caller() {
     let b = Arc::new(breaker(count(4)));
-    let task = {
-        let b = Arc::clone(&b);
-        tokio::spawn(async move {
-            let blow_up = std::hint::black_box(true);
-            b.call(async move {
-                if blow_up {
-                    panic!("dependency client bug");
-                }
-                up()
-            })
-            .await
-        })
-    };
-    let err = task.await.unwrap_err();
-    assert!(err.is_panic(), "the panic reached the caller");
+    let panicked = panicking_call(&b).await;
+    assert!(panicked, "the panic reached the caller");
     let s = b.snapshot();
     assert_eq!((s.calls, s.failures), (1, 1));
 }
@@ -143,7 +130,10 @@ async fn a_panicking_classifier_is_a_failure_too() {
         let b = Arc::clone(&b);
         tokio::spawn(async move { b.call_with(async { 7 }, |_| panic!("classifier bug")).await })
     };
-    assert!(task.await.unwrap_err().is_panic());
+    assert!(
+        task.await.unwrap_err().is_panic(),
+        "the panic reached the caller"
+    );
     assert_eq!(b.snapshot().failures, 1);
 }
 

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker_runtime::{Breaker, BreakerError, State, Transition, Verdict};
-use breaker_tests::{after, breaker, call, count, down, ms, up};
+use breaker_tests::{after, breaker, call, count, down, ms, panicking_call, up};
 
 async fn trip(b: &Breaker) {
     while b.state() == State::Closed {
@@ -368,20 +368,8 @@ async fn half_open_a_panicking_probe_fails_and_frees_its_slot() {
     let b = Arc::new(breaker(count(2).break_duration(ms(10))));
     trip(&b).await;
     tokio::time::advance(ms(10)).await;
-    let task = {
-        let b = Arc::clone(&b);
-        tokio::spawn(async move {
-            let blow_up = std::hint::black_box(true);
-            b.call(async move {
-                if blow_up {
-                    panic!("probe blew up");
-                }
-                up()
-            })
-            .await
-        })
-    };
-    assert!(task.await.unwrap_err().is_panic());
+    let panicked = panicking_call(&b).await;
+    assert!(panicked, "the panic reached the caller");
     assert_eq!(b.state(), State::Open);
     assert_eq!(b.snapshot().probes_in_flight, 0);
 }

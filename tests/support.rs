@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use breaker_runtime::{Breaker, Config, ConfigBuilder};
@@ -34,6 +35,24 @@ pub async fn call(breaker: &Breaker, result: Result<(), io::Error>) -> bool {
 pub async fn after(delay: Duration, result: Result<(), io::Error>) -> Result<(), io::Error> {
     tokio::time::sleep(delay).await;
     result
+}
+
+/// Runs a call whose body panics on a task of its own, and says whether the panic reached the
+/// task's awaiter (as it must: the breaker records it and lets it continue).
+pub async fn panicking_call(breaker: &Arc<Breaker>) -> bool {
+    let breaker = Arc::clone(breaker);
+    let task = tokio::spawn(async move {
+        let blow_up = std::hint::black_box(true);
+        breaker
+            .call(async move {
+                if blow_up {
+                    panic!("a bug in the dependency's client");
+                }
+                up()
+            })
+            .await
+    });
+    task.await.is_err_and(|e| e.is_panic())
 }
 
 /// Milliseconds.

@@ -304,6 +304,13 @@ fn probe_rounds<T>(
 
 /// Two threads, each doing half of `iters` calls; returns the wall time from the moment both
 /// are released until the last one finishes. Criterion divides by `iters`, the calls of both.
+/// A contended case with nothing per thread: `call` from both threads, timed as one.
+fn bench_two_threads(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, call: impl Fn() + Sync) {
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| two_threads(iters, || (), |_| call()))
+    });
+}
+
 fn two_threads<S: Send>(
     iters: u64,
     mut state: impl FnMut() -> S,
@@ -902,27 +909,11 @@ fn contended_2_threads(c: &mut Criterion) {
     });
 
     let count = ours_count();
-    group.bench_function("ours: permit API", |b| {
-        b.iter_custom(|iters| {
-            two_threads(
-                iters,
-                || (),
-                |_| {
-                    black_box(ours_permit(&count)).ok();
-                },
-            )
-        })
+    bench_two_threads(&mut group, "ours: permit API", || {
+        black_box(ours_permit(&count)).ok();
     });
-    group.bench_function("ours: Breaker::call", |b| {
-        b.iter_custom(|iters| {
-            two_threads(
-                iters,
-                || (),
-                |_| {
-                    black_box(poll_once(count.call(body()))).ok();
-                },
-            )
-        })
+    bench_two_threads(&mut group, "ours: Breaker::call", || {
+        black_box(poll_once(count.call(body()))).ok();
     });
     let mixed = ours_count();
     group.bench_function("ours: permit API, 1% failures", |b| {
@@ -940,42 +931,18 @@ fn contended_2_threads(c: &mut Criterion) {
     assert_eq!(mixed.state(), State::Closed);
 
     let fs = failsafe_count();
-    group.bench_function("failsafe: sync call", |b| {
-        b.iter_custom(|iters| {
-            two_threads(
-                iters,
-                || (),
-                |_| {
-                    black_box(failsafe_call(&fs)).ok();
-                },
-            )
-        })
+    bench_two_threads(&mut group, "failsafe: sync call", || {
+        black_box(failsafe_call(&fs)).ok();
     });
 
     let rc = recloser_count();
-    group.bench_function("recloser: sync call", |b| {
-        b.iter_custom(|iters| {
-            two_threads(
-                iters,
-                || (),
-                |_| {
-                    black_box(recloser_call(&rc)).ok();
-                },
-            )
-        })
+    bench_two_threads(&mut group, "recloser: sync call", || {
+        black_box(recloser_call(&rc)).ok();
     });
 
     let bk = breaker_count();
-    group.bench_function("breaker: async call", |b| {
-        b.iter_custom(|iters| {
-            two_threads(
-                iters,
-                || (),
-                |_| {
-                    black_box(breaker_call(&bk)).ok();
-                },
-            )
-        })
+    bench_two_threads(&mut group, "breaker: async call", || {
+        black_box(breaker_call(&bk)).ok();
     });
 
     // Each thread drives its own clone of the service; the clones share one circuit.

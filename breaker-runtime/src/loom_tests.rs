@@ -27,7 +27,15 @@ fn record(b: &Breaker, generation: u32, ending: Ending) {
     b.finish(Kind::Closed { generation }, None, ending);
 }
 
-fn join(handles: Vec<thread::JoinHandle<()>>) {
+/// Runs `work(breaker, i)` on `threads` model threads at once, and waits for them.
+fn race(b: &Arc<Breaker>, threads: usize, work: impl Fn(&Breaker, usize) + Send + Sync + 'static) {
+    let work = Arc::new(work);
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let (b, work) = (Arc::clone(b), Arc::clone(&work));
+            thread::spawn(move || work(&b, i))
+        })
+        .collect();
     for handle in handles {
         handle.join().expect("no model thread panics");
     }
@@ -43,13 +51,7 @@ fn racing_recorders_open_the_circuit_exactly_once() {
                 .threshold(50.0),
         );
         record(&b, 0, Ending::Success);
-        let handles = (0..2)
-            .map(|_| {
-                let b = Arc::clone(&b);
-                thread::spawn(move || record(&b, 0, Ending::Failure))
-            })
-            .collect();
-        join(handles);
+        race(&b, 2, |b, _| record(b, 0, Ending::Failure));
         assert_eq!(b.state(), State::Open);
         assert_eq!(
             b.generation(),
@@ -72,24 +74,18 @@ fn half_open_never_runs_more_than_its_probes() {
         assert_eq!(b.state(), State::Open);
         crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
         let probing = Arc::new(AtomicUsize::new(0));
-        let handles = (0..2)
-            .map(|_| {
-                let (b, probing) = (Arc::clone(&b), Arc::clone(&probing));
-                thread::spawn(move || {
-                    let Ok(permit) = b.try_acquire() else { return };
-                    if permit.is_probe() {
-                        assert_eq!(
-                            probing.fetch_add(1, Ordering::SeqCst),
-                            0,
-                            "a second probe at once"
-                        );
-                        probing.fetch_sub(1, Ordering::SeqCst);
-                    }
-                    permit.success();
-                })
-            })
-            .collect();
-        join(handles);
+        race(&b, 2, move |b, _| {
+            let Ok(permit) = b.try_acquire() else { return };
+            if permit.is_probe() {
+                assert_eq!(
+                    probing.fetch_add(1, Ordering::SeqCst),
+                    0,
+                    "a second probe at once"
+                );
+                probing.fetch_sub(1, Ordering::SeqCst);
+            }
+            permit.success();
+        });
         assert_eq!(b.state(), State::Closed);
     });
 }
@@ -105,17 +101,11 @@ fn a_cancelled_or_failed_probe_frees_its_slot() {
         );
         record(&b, 0, Ending::Failure);
         crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
-        let handles = (0..2)
-            .map(|_| {
-                let b = Arc::clone(&b);
-                thread::spawn(move || {
-                    if let Ok(permit) = b.try_acquire() {
-                        drop(permit); // cancelled
-                    }
-                })
-            })
-            .collect();
-        join(handles);
+        race(&b, 2, |b, _| {
+            if let Ok(permit) = b.try_acquire() {
+                drop(permit); // cancelled
+            }
+        });
         assert_eq!(b.state(), State::HalfOpen);
         assert_eq!(
             b.snapshot().probes_in_flight,
@@ -133,15 +123,10 @@ fn a_late_outcome_from_an_earlier_period_is_never_recorded() {
     loom::model(|| {
         let b = breaker(Config::builder().count_window(2).min_calls(2));
         let admitted_in = b.generation();
-        let late = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || record(&b, admitted_in, Ending::Failure))
-        };
-        let reset = {
-            let b = Arc::clone(&b);
-            thread::spawn(move || b.reset())
-        };
-        join(vec![late, reset]);
+        race(&b, 2, move |b, i| match i {
+            0 => record(b, admitted_in, Ending::Failure), // late
+            _ => b.reset(),
+        });
         assert_eq!(
             b.snapshot().calls,
             0,
@@ -164,14 +149,9 @@ fn no_record_is_lost_and_the_tallies_match_the_slots() {
         );
         record(&b, 0, Ending::Success);
         record(&b, 0, Ending::Success);
-        let handles = [Ending::Failure, Ending::Success]
-            .into_iter()
-            .map(|outcome| {
-                let b = Arc::clone(&b);
-                thread::spawn(move || record(&b, 0, outcome))
-            })
-            .collect();
-        join(handles);
+        race(&b, 2, |b, i| {
+            record(b, 0, [Ending::Failure, Ending::Success][i])
+        });
         let s = b.snapshot();
         assert_eq!(
             (s.calls, s.failures),
@@ -198,13 +178,7 @@ fn racing_records_into_one_time_bucket_are_all_counted() {
                 .min_calls(3)
                 .threshold(100.0),
         );
-        let handles = (0..2)
-            .map(|_| {
-                let b = Arc::clone(&b);
-                thread::spawn(move || record(&b, 0, Ending::Failure))
-            })
-            .collect();
-        join(handles);
+        race(&b, 2, |b, _| record(b, 0, Ending::Failure));
         let s = b.snapshot();
         assert_eq!((s.calls, s.failures, s.state), (2, 2, State::Closed));
     });
