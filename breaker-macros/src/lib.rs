@@ -1,10 +1,10 @@
 //! The `#[circuit_breaker]` attribute and `#[derive(IsFailure)]`, re-exported by
 //! `breaker-runtime`: depend on that crate, not on this one.
 //!
-//! The crate reads as a pipeline: [`attr`] parses the attribute's arguments into typed options
-//! (with [`grammar`] for the percentages, counts and durations), [`valid`] checks them against
-//! each other, and [`expand`] writes the code. `derive` does the same for `IsFailure`. Every
-//! mistake is collected ([`errors`]) and reported together, on the token at fault, and the
+//! The crate reads as a pipeline: `attr` parses the attribute's arguments into typed options
+//! (with `grammar` for the percentages, counts and durations), `valid` checks them against
+//! each other, and `expand` writes the code. `derive` does the same for `IsFailure`. Every
+//! mistake is collected (`errors`) and reported together, on the token at fault, and the
 //! function is still emitted beside them.
 
 #![deny(missing_docs)]
