@@ -66,6 +66,8 @@ mod clock;
 mod config;
 mod error;
 mod events;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod name;
 mod observe;
 mod permit;

@@ -43,6 +43,17 @@ impl Name {
     }
 }
 
+#[cfg(feature = "metrics")]
+impl Name {
+    /// The name as a `metrics` label value, without copying it.
+    pub(crate) fn label(&self) -> metrics::SharedString {
+        match &self.0 {
+            Repr::Static(name) => metrics::SharedString::const_str(name),
+            Repr::Shared(name) => metrics::SharedString::from_shared(Arc::clone(name)),
+        }
+    }
+}
+
 impl Deref for Name {
     type Target = str;
 

@@ -1,0 +1,88 @@
+//! Every breaker's state, transitions, calls and call durations, through the [`metrics`] facade
+//! (feature `metrics`). Any `metrics` recorder can export them; the `prometheus` example serves
+//! them with `metrics-exporter-prometheus`.
+//!
+//! | series | kind | labels |
+//! |---|---|---|
+//! | `circuit_breaker_state` | gauge: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled | `breaker` |
+//! | `circuit_breaker_transitions_total` | counter | `breaker`, `from`, `to` |
+//! | `circuit_breaker_calls_total` | counter | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled |
+//! | `circuit_breaker_call_duration_seconds` | histogram | `breaker` |
+//!
+//! A panicking call counts as a `failure`. Transitions and states are those of the breakers in
+//! the [registry](crate::registry()): every declared breaker, and those registered by hand.
+
+use crate::observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, set_call_observer};
+use crate::{Breaker, State, Transition, registry};
+
+/// Starts recording: installs the process's call observer (so there must not be another) and
+/// subscribes to every registered breaker's transitions. Install a `metrics` recorder first.
+///
+/// ```no_run
+/// // With a recorder installed (e.g. metrics-exporter-prometheus's):
+/// breaker_runtime::metrics::install().expect("no other call observer");
+/// ```
+pub fn install() -> Result<(), ObserverAlreadySet> {
+    set_call_observer(Recorder)?;
+    for breaker in registry().breakers() {
+        record_state(&breaker, breaker.state());
+    }
+    registry().on_transition(record_transition).forever();
+    Ok(())
+}
+
+/// The gauge's value for a state.
+pub fn state_value(state: State) -> f64 {
+    match state {
+        State::Closed => 0.0,
+        State::Open => 1.0,
+        State::HalfOpen => 2.0,
+        State::ForcedOpen => 3.0,
+        State::Disabled => 4.0,
+    }
+}
+
+fn record_state(breaker: &Breaker, state: State) {
+    metrics::gauge!("circuit_breaker_state", "breaker" => breaker.name().label())
+        .set(state_value(state));
+}
+
+fn record_transition(t: &Transition) {
+    metrics::counter!(
+        "circuit_breaker_transitions_total",
+        "breaker" => t.breaker.label(),
+        "from" => t.from.as_str(),
+        "to" => t.to.as_str()
+    )
+    .increment(1);
+    metrics::gauge!("circuit_breaker_state", "breaker" => t.breaker.label()).set(state_value(t.to));
+}
+
+fn outcome(ending: Ending) -> &'static str {
+    match ending {
+        Ending::Panic => "failure",
+        other => other.as_str(),
+    }
+}
+
+struct Recorder;
+
+impl CallObserver for Recorder {
+    fn on_call(&self, breaker: &Breaker, event: CallEvent) {
+        let name = breaker.name().label();
+        match event {
+            CallEvent::Admitted => {}
+            CallEvent::Rejected => {
+                metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => "rejected").increment(1);
+            }
+            CallEvent::Finished { ending, elapsed } => {
+                if let Some(elapsed) = elapsed {
+                    metrics::histogram!("circuit_breaker_call_duration_seconds", "breaker" => name.clone())
+                        .record(elapsed.as_secs_f64());
+                }
+                metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => outcome(ending))
+                    .increment(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The `metrics` feature end to end: a Prometheus exporter on a loopback port, a breaker driven
+//! open and closed again, and the series read back over HTTP.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker_runtime::{Breaker, Config, State, registry};
+use metrics_exporter_prometheus::PrometheusBuilder;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn scrape(port: u16) -> String {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("the exporter listens");
+    let request =
+        format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(
+        response.starts_with("HTTP/1.1 200"),
+        "scrape answered: {response}"
+    );
+    response
+}
+
+/// The value of the series whose line starts with `series`.
+fn value(body: &str, series: &str) -> Option<f64> {
+    body.lines()
+        .find(|l| l.starts_with(series))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    PrometheusBuilder::new()
+        .with_http_listener(([127, 0, 0, 1], port))
+        .install()
+        .unwrap();
+    breaker_runtime::metrics::install().unwrap();
+
+    let breaker = Arc::new(Breaker::new(
+        Config::builder()
+            .name("scraped")
+            .count_window(4)
+            .break_duration(Duration::from_millis(50))
+            .build()
+            .unwrap(),
+    ));
+    registry().register(Arc::clone(&breaker)).unwrap();
+    for _ in 0..4 {
+        breaker
+            .call(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) })
+            .await
+            .unwrap()
+            .ok();
+    }
+    assert_eq!(breaker.state(), State::Open);
+    assert!(
+        breaker
+            .call(async { Ok::<_, std::io::Error>(()) })
+            .await
+            .is_err(),
+        "rejected while open"
+    );
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    breaker
+        .call(async { Ok::<_, std::io::Error>(()) })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(breaker.state(), State::Closed);
+
+    // The exporter's listener starts in the background; give it a moment.
+    let mut body = String::new();
+    for _ in 0..50 {
+        if let Ok(Ok(stream)) = tokio::time::timeout(
+            Duration::from_millis(200),
+            tokio::net::TcpStream::connect(("127.0.0.1", port)),
+        )
+        .await
+        {
+            drop(stream);
+            body = scrape(port).await;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let b = r#"breaker="scraped""#;
+    assert_eq!(
+        value(&body, &format!("circuit_breaker_state{{{b}}}")),
+        Some(0.0),
+        "closed again:\n{body}"
+    );
+    for (from, to) in [
+        ("closed", "open"),
+        ("open", "half_open"),
+        ("half_open", "closed"),
+    ] {
+        let series = format!(r#"circuit_breaker_transitions_total{{{b},from="{from}",to="{to}"}}"#);
+        assert_eq!(value(&body, &series), Some(1.0), "{series}:\n{body}");
+    }
+    let calls = |outcome: &str| {
+        value(
+            &body,
+            &format!(r#"circuit_breaker_calls_total{{{b},outcome="{outcome}"}}"#),
+        )
+    };
+    assert_eq!(calls("failure"), Some(4.0), "{body}");
+    assert_eq!(calls("rejected"), Some(1.0), "{body}");
+    assert_eq!(calls("success"), Some(1.0), "{body}");
+    assert_eq!(
+        value(
+            &body,
+            &format!("circuit_breaker_call_duration_seconds_count{{{b}}}")
+        ),
+        Some(5.0),
+        "{body}"
+    );
+}
