@@ -75,6 +75,31 @@ impl Verdict {
     }
 }
 
+impl Verdict {
+    /// The verdict for a `Result` whose both sides can fail: the `Ok` value through its own
+    /// [`IsFailure`] (an HTTP response with status 503, say) and the `Err` through its. The
+    /// plain impl for `Result` counts only the `Err` side.
+    ///
+    /// ```
+    /// use breaker_runtime::{IsFailure, Verdict};
+    ///
+    /// struct Status(u16);
+    /// impl IsFailure for Status {
+    ///     fn is_failure(&self) -> bool { self.0 >= 500 }
+    /// }
+    ///
+    /// let answered: Result<Status, std::io::Error> = Ok(Status(503));
+    /// assert_eq!(Verdict::of_result(&answered), Verdict::Failure);
+    /// assert_eq!(Verdict::of(&answered), Verdict::Success);
+    /// ```
+    pub fn of_result<T: IsFailure, E: IsFailure>(result: &Result<T, E>) -> Verdict {
+        match result {
+            Ok(value) => Verdict::of(value),
+            Err(error) => Verdict::of(error),
+        }
+    }
+}
+
 impl<T, E: IsFailure> IsFailure for Result<T, E> {
     fn is_failure(&self) -> bool {
         self.as_ref().err().is_some_and(E::is_failure)

@@ -66,6 +66,8 @@ mod clock;
 mod config;
 mod error;
 mod events;
+#[cfg(feature = "http")]
+mod http;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod name;
@@ -73,6 +75,8 @@ mod observe;
 mod permit;
 mod probes;
 mod registry;
+#[cfg(feature = "serde")]
+mod serialize;
 mod state;
 mod sync;
 mod window;

@@ -1,0 +1,100 @@
+//! `Serialize` for what dashboards show (feature `serde`): snapshots, states and configurations.
+//!
+//! Instants have no meaning outside the process, so a snapshot's times are written relative to
+//! the moment it is serialized: `next_probe_in_ms` and `last_transition_ms_ago`. Durations are
+//! in milliseconds.
+//!
+//! ```
+//! use breaker_runtime::{Breaker, Config};
+//!
+//! let breaker = Breaker::new(Config::builder().name("search").build().unwrap());
+//! let json = serde_json::to_value(breaker.snapshot()).unwrap();
+//! assert_eq!(json["name"], "search");
+//! assert_eq!(json["state"], "closed");
+//! assert_eq!(json["config"]["window"]["calls"], 20);
+//! ```
+
+use std::time::Duration;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use tokio::time::Instant;
+
+use crate::{Config, Rate, Snapshot, State, Window};
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Serialize for State {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl Serialize for Rate {
+    /// As a percentage.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.percent())
+    }
+}
+
+impl Serialize for Window {
+    /// `{"calls": n}` or `{"ms": d}`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Window", 1)?;
+        match self {
+            Window::Count(n) => s.serialize_field("calls", n)?,
+            Window::Time(d) => s.serialize_field("ms", &millis(*d))?,
+        }
+        s.end()
+    }
+}
+
+impl Serialize for Config {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Config", 10)?;
+        s.serialize_field("name", self.name().as_str())?;
+        s.serialize_field("threshold", &self.threshold())?;
+        s.serialize_field("window", &self.window())?;
+        s.serialize_field("min_calls", &self.min_calls())?;
+        s.serialize_field("timeout_ms", &self.timeout().map(millis))?;
+        s.serialize_field("break_duration_ms", &millis(self.break_duration()))?;
+        s.serialize_field(
+            "max_break_duration_ms",
+            &self.max_break_duration().map(millis),
+        )?;
+        s.serialize_field("probes", &self.probes())?;
+        s.serialize_field("slow_call_ms", &self.slow_call().map(millis))?;
+        s.serialize_field("slow_threshold", &self.slow_threshold())?;
+        s.end()
+    }
+}
+
+impl Serialize for Snapshot {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let now = Instant::now();
+        let mut s = serializer.serialize_struct("Snapshot", 11)?;
+        s.serialize_field("name", self.name().as_str())?;
+        s.serialize_field("state", &self.state)?;
+        s.serialize_field("calls", &self.calls)?;
+        s.serialize_field("failures", &self.failures)?;
+        s.serialize_field("slow", &self.slow)?;
+        s.serialize_field("failure_rate", &self.failure_rate)?;
+        s.serialize_field("slow_rate", &self.slow_rate)?;
+        s.serialize_field("probes_in_flight", &self.probes_in_flight)?;
+        s.serialize_field(
+            "next_probe_in_ms",
+            &self
+                .next_probe_at
+                .map(|at| millis(at.saturating_duration_since(now))),
+        )?;
+        s.serialize_field(
+            "last_transition_ms_ago",
+            &self
+                .last_transition
+                .map(|at| millis(now.saturating_duration_since(at))),
+        )?;
+        s.serialize_field("config", &self.config)?;
+        s.end()
+    }
+}

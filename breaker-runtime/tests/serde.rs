@@ -1,0 +1,41 @@
+//! The `serde` feature: a snapshot as a dashboard reads it.
+
+use std::time::Duration;
+
+use breaker_runtime::{Breaker, Config, Verdict};
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_serializes_with_times_relative_to_now() {
+    let breaker = Breaker::new(
+        Config::builder()
+            .name("ledger")
+            .time_window(Duration::from_secs(30))
+            .min_calls(2)
+            .break_duration(Duration::from_secs(20))
+            .build()
+            .unwrap(),
+    );
+    for _ in 0..2 {
+        breaker.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let json = serde_json::to_value(breaker.snapshot()).unwrap();
+    assert_eq!(json["state"], "open");
+    assert_eq!(json["next_probe_in_ms"], 15_000);
+    assert_eq!(json["last_transition_ms_ago"], 5_000);
+    assert_eq!(json["calls"], 0, "every transition empties the window");
+    assert_eq!(json["config"]["window"]["ms"], 30_000);
+    assert_eq!(json["config"]["threshold"], 50.0);
+    assert_eq!(json["config"]["timeout_ms"], 10_000);
+    assert_eq!(
+        json["config"]["max_break_duration_ms"],
+        serde_json::Value::Null
+    );
+
+    breaker.disable();
+    let json = serde_json::to_value(breaker.snapshot()).unwrap();
+    assert_eq!(
+        (json["state"].as_str(), &json["next_probe_in_ms"]),
+        (Some("disabled"), &serde_json::Value::Null)
+    );
+}
