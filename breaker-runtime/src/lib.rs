@@ -79,6 +79,8 @@ mod registry;
 mod serialize;
 mod state;
 mod sync;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod window;
 
 #[cfg(all(test, breaker_loom))]
