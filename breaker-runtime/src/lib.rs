@@ -79,6 +79,8 @@ mod registry;
 mod serialize;
 mod state;
 mod sync;
+#[cfg(feature = "tonic")]
+pub mod tonic;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod window;
