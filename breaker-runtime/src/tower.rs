@@ -138,6 +138,23 @@ impl<Req> CircuitBreakerLayer<Req> {
     }
 }
 
+#[cfg(feature = "http")]
+impl<B: 'static> CircuitBreakerLayer<http::Request<B>> {
+    /// A layer for gRPC clients: each remote service (`/package.Service/Method`) gets its own
+    /// breaker, named `<service>` (feature `http` too).
+    ///
+    /// ```
+    /// use breaker_runtime::Config;
+    /// use breaker_runtime::tower::CircuitBreakerLayer;
+    ///
+    /// let layer = CircuitBreakerLayer::<http::Request<()>>::for_grpc(Config::default());
+    /// # let _ = layer;
+    /// ```
+    pub fn for_grpc(config: Config) -> Self {
+        CircuitBreakerLayer::new(config).key(grpc_service)
+    }
+}
+
 impl<Req, C> CircuitBreakerLayer<Req, C> {
     /// Keys each request: requests with the same key share a breaker. Without it, all do.
     pub fn key(mut self, key: impl Fn(&Req) -> String + Send + Sync + 'static) -> Self {

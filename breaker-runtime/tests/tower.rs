@@ -131,6 +131,54 @@ async fn keys_beyond_the_bound_share_the_overflow_breaker() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_grpc_layer_gives_each_remote_service_its_own_breaker() {
+    let inner = tower::service_fn(|request: http::Request<()>| async move {
+        if request.uri().path().starts_with("/shop.Payments/") {
+            Err("payments down")
+        } else {
+            Ok(())
+        }
+    });
+    let mut service = CircuitBreakerLayer::for_grpc(config())
+        .prefix("tower-grpc-")
+        .layer(inner);
+    let call = |path: &'static str| http::Request::builder().uri(path).body(()).unwrap();
+    for _ in 0..2 {
+        let _ = service
+            .ready()
+            .await
+            .unwrap()
+            .call(call("/shop.Payments/Charge"))
+            .await;
+    }
+    assert!(
+        service
+            .ready()
+            .await
+            .unwrap()
+            .call(call("/shop.Payments/Refund"))
+            .await
+            .unwrap_err()
+            .is_rejection()
+    );
+    service
+        .ready()
+        .await
+        .unwrap()
+        .call(call("/shop.Catalog/List"))
+        .await
+        .unwrap();
+    assert_eq!(
+        service.breaker("shop.Payments").unwrap().state(),
+        State::Open
+    );
+    assert_eq!(
+        service.breaker("shop.Catalog").unwrap().state(),
+        State::Closed
+    );
+}
+
 #[test]
 fn grpc_requests_are_keyed_by_service() {
     for (path, service) in [
