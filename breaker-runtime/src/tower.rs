@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::task::{Context, Poll};
 
 use tower_layer::Layer;
@@ -198,7 +198,7 @@ impl<S, Req, C: Clone> Layer<S> for CircuitBreakerLayer<Req, C> {
                 prefix: self.prefix.clone(),
                 max_keys: self.max_keys,
                 key: self.key.clone(),
-                breakers: Mutex::new(HashMap::new()),
+                breakers: RwLock::new(HashMap::new()),
             }),
             classifier: self.classifier.clone(),
         }
@@ -210,7 +210,7 @@ struct Shared<Req> {
     prefix: String,
     max_keys: usize,
     key: Option<KeyFn<Req>>,
-    breakers: Mutex<HashMap<String, Arc<Breaker>>>,
+    breakers: RwLock<HashMap<String, Arc<Breaker>>>,
 }
 
 impl<Req> Shared<Req> {
@@ -219,7 +219,19 @@ impl<Req> Shared<Req> {
             .key
             .as_ref()
             .map_or_else(String::new, |key| key(request));
-        let mut breakers = self.breakers.lock().unwrap_or_else(PoisonError::into_inner);
+        // Known keys, the common case, only share a read lock.
+        if let Some(breaker) = self
+            .breakers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return Arc::clone(breaker);
+        }
+        let mut breakers = self
+            .breakers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(breaker) = breakers.get(&key) {
             return Arc::clone(breaker);
         }
@@ -261,7 +273,7 @@ impl<S, Req, C> CircuitBreakerService<S, Req, C> {
     pub fn breaker(&self, key: &str) -> Option<Arc<Breaker>> {
         self.shared
             .breakers
-            .lock()
+            .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(key)
             .cloned()
