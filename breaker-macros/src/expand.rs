@@ -7,7 +7,7 @@
 //! return type before the body is checked (a "fake return edge"), so `?`, `return` and type errors
 //! behave and point where they would have without the attribute.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -433,12 +433,5 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
 }
 
 fn mentions_impl_trait(ty: &Type) -> bool {
-    fn scan(tokens: TokenStream) -> bool {
-        tokens.into_iter().any(|token| match token {
-            TokenTree::Ident(ident) => ident == "impl",
-            TokenTree::Group(group) => scan(group.stream()),
-            _ => false,
-        })
-    }
-    scan(ty.to_token_stream())
+    crate::tokens::has_ident(ty.to_token_stream(), &|ident| ident == "impl")
 }

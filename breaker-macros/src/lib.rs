@@ -15,6 +15,7 @@ mod derive;
 mod errors;
 mod expand;
 mod grammar;
+mod tokens;
 mod valid;
 
 #[cfg(test)]

@@ -192,6 +192,8 @@ where
 
         let guard = PanicGuard(&mut permit);
         let Some(body) = this.body.as_mut().as_pin_mut() else {
+            // Only a finished call has no body, and it returned above; keep the permit anyway.
+            *this.permit = guard.0.take();
             return Poll::Pending;
         };
         if let Poll::Ready(value) = body.poll(cx) {

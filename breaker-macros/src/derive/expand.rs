@@ -77,18 +77,12 @@ pub(crate) fn impl_is_failure(container: &Container<'_>) -> TokenStream {
 }
 
 fn mentions_type_param(ty: &syn::Type, generics: &syn::Generics) -> bool {
-    fn scan(tokens: TokenStream, names: &[String]) -> bool {
-        tokens.into_iter().any(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => names.contains(&ident.to_string()),
-            proc_macro2::TokenTree::Group(group) => scan(group.stream(), names),
-            _ => false,
-        })
-    }
     let names: Vec<String> = generics
         .type_params()
         .map(|p| p.ident.to_string())
         .collect();
-    !names.is_empty() && scan(quote!(#ty), &names)
+    !names.is_empty()
+        && crate::tokens::has_ident(quote!(#ty), &|ident| names.contains(&ident.to_string()))
 }
 
 /// An impl that compiles whatever the input, emitted beside the errors of an invalid one.
