@@ -48,7 +48,10 @@ async fn an_open_rejection_names_the_breaker_and_when_it_next_probes() {
     else {
         panic!("expected an open rejection, got {err:?}");
     };
-    assert_eq!(*at - tokio::time::Instant::now(), Duration::from_secs(20));
+    assert_eq!(
+        at.instant() - tokio::time::Instant::now(),
+        Duration::from_secs(20)
+    );
     assert_eq!(
         err.to_string(),
         "circuit breaker `ledger` is open; next probe in 20s"

@@ -22,7 +22,7 @@ use crate::probes::Probes;
 use crate::state::Word;
 use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::window::{Outcome, Tally, Window};
-use crate::{BreakerError, Config, Ending, Name, State};
+use crate::{BreakerError, Config, Ending, Name, ProbeTime, State};
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.
@@ -189,7 +189,7 @@ impl Breaker {
             };
             Ok(Permit::new(self, kind, self.start_clock()))
         } else {
-            self.try_acquire_slow()
+            self.try_acquire_slow(word)
         };
         if observe::installed() {
             self.observe_admission(admitted.is_ok());
@@ -213,9 +213,9 @@ impl Breaker {
     /// Admission in every state but closed: kept out of line so the closed path inlines small.
     #[cold]
     #[inline(never)]
-    fn try_acquire_slow(&self) -> Result<Permit<'_>, BreakerError> {
+    fn try_acquire_slow(&self, seen: Word) -> Result<Permit<'_>, BreakerError> {
+        let mut word = seen;
         loop {
-            let word = self.word();
             match word.state() {
                 State::Closed => {
                     let kind = Kind::Closed {
@@ -229,6 +229,11 @@ impl Breaker {
                 State::ForcedOpen => return Err(self.rejected_open(None)),
                 State::Open => {
                     let until = self.open_until.load(Ordering::Acquire);
+                    // Far from the deadline a coarse reading decides; the precise clock only
+                    // near it, so the probe is still admitted at the exact instant.
+                    if word.coarse_clock() && clock::surely_before(until) {
+                        return Err(self.rejected_open(Some(until)));
+                    }
                     let now = clock::now();
                     if now < until {
                         return Err(self.rejected_open(Some(until)));
@@ -248,6 +253,7 @@ impl Breaker {
                     Admission::Moved => {}
                 },
             }
+            word = self.word();
         }
     }
 
@@ -261,7 +267,7 @@ impl Breaker {
     fn rejected_open(&self, until: Option<Nanos>) -> BreakerError {
         BreakerError::Open {
             breaker: self.name().clone(),
-            next_probe_at: until.map(clock::to_instant),
+            next_probe_at: until.map(ProbeTime::from_nanos),
         }
     }
 
@@ -437,7 +443,7 @@ impl Breaker {
         tally: Tally,
         now: Nanos,
     ) -> Announcement {
-        let next = from.next(to);
+        let mut next = from.next(to);
         cold.probes.clear();
         match to {
             State::Closed => {
@@ -448,6 +454,9 @@ impl Breaker {
                 let pause = duration_nanos(self.config.break_after(cold.failed_probes));
                 self.open_until
                     .store(now.saturating_add(pause), Ordering::Relaxed);
+                if clock::anchor_coarse() {
+                    next = next.with_coarse_clock();
+                }
             }
             State::HalfOpen | State::ForcedOpen | State::Disabled => {}
         }
@@ -647,5 +656,47 @@ mod footprint {
             "footprint: {}",
             breaker.memory_footprint()
         );
+    }
+}
+
+#[cfg(all(test, not(breaker_loom)))]
+mod coarse_clock {
+    use std::time::Duration;
+
+    use crate::{Breaker, Config, State};
+
+    fn opened(break_duration: Duration) -> Breaker {
+        let config = Config::builder()
+            .count_window(1)
+            .break_duration(break_duration)
+            .build()
+            .unwrap();
+        let breaker = Breaker::new(config);
+        breaker.try_acquire().unwrap().failure();
+        assert_eq!(breaker.state(), State::Open);
+        breaker
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_circuit_opened_on_a_paused_clock_judges_every_rejection_precisely() {
+        let breaker = opened(Duration::from_secs(30));
+        assert!(!breaker.word().coarse_clock());
+        tokio::time::advance(Duration::from_secs(30) - Duration::from_nanos(1)).await;
+        assert!(breaker.try_acquire().is_err());
+        tokio::time::advance(Duration::from_nanos(1)).await;
+        assert!(breaker.try_acquire().unwrap().is_probe());
+    }
+
+    // The one rule that only a running clock exercises, so it sleeps, briefly: rejections far
+    // from the deadline are judged by the coarse clock, and the probe still comes on time.
+    #[test]
+    fn a_circuit_opened_on_a_running_clock_still_probes_once_the_break_is_over() {
+        let break_duration = Duration::from_millis(80);
+        let breaker = opened(break_duration);
+        assert!(breaker.word().coarse_clock());
+        let err = breaker.try_acquire().unwrap_err();
+        assert!(err.retry_after().is_some_and(|left| left <= break_duration));
+        std::thread::sleep(break_duration);
+        assert!(breaker.try_acquire().unwrap().is_probe());
     }
 }

@@ -42,6 +42,68 @@ pub(crate) fn now() -> Nanos {
     MODEL_NOW.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// How close to a deadline the coarse clock stops answering for the precise one. A coarse
+/// reading trails the precise clock by up to one kernel tick (10 ms at the slowest common tick
+/// rate), once when anchored and once when read; the margin covers both with room to spare, so
+/// the precise clock is always consulted in time.
+#[cfg(not(breaker_loom))]
+const COARSE_MARGIN: Nanos = 50_000_000;
+
+/// What to add to a coarse reading to put it on tokio's running clock (wrapping).
+#[cfg(not(breaker_loom))]
+static COARSE_OFFSET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The coarse clock (the kernel's last tick on Linux), in nanoseconds since its own origin.
+#[cfg(not(breaker_loom))]
+fn coarse_nanos() -> Nanos {
+    let ticks = coarsetime::Instant::now_without_cache_update().as_ticks();
+    // Ticks are 2^-32 s.
+    ((u128::from(ticks) * 1_000_000_000) >> 32) as Nanos
+}
+
+/// Whether tokio's clock is running on this thread rather than paused, anchoring the coarse
+/// clock to it when it is.
+///
+/// A paused clock reads the same twice in a row (nothing can advance it between two reads in
+/// one task); a running one moves by the nanoseconds the reads take. A clock that ticks too
+/// coarsely to move between the reads counts as paused, which only costs precision work.
+#[cfg(not(breaker_loom))]
+pub(crate) fn anchor_coarse() -> bool {
+    let first = Instant::now();
+    let second = Instant::now();
+    if first == second {
+        return false;
+    }
+    let offset = to_nanos(second).wrapping_sub(coarse_nanos());
+    COARSE_OFFSET.store(offset, std::sync::atomic::Ordering::Relaxed);
+    true
+}
+
+/// Whether the running clock is surely still before `deadline`, judged from the coarse clock
+/// alone; `false` when that is not sure, and the precise clock must decide.
+///
+/// Only for deadlines set while [`anchor_coarse`] said the clock was running. Every error of
+/// the estimate (a late tick, a stale anchor) makes it answer `false` sooner or, at worst,
+/// later by that error: it never lets a deadline pass early.
+#[cfg(not(breaker_loom))]
+#[inline]
+pub(crate) fn surely_before(deadline: Nanos) -> bool {
+    let estimate =
+        coarse_nanos().wrapping_add(COARSE_OFFSET.load(std::sync::atomic::Ordering::Relaxed));
+    estimate.saturating_add(COARSE_MARGIN) < deadline
+}
+
+/// Model checks run on the model clock, which has no coarse twin.
+#[cfg(breaker_loom)]
+pub(crate) fn anchor_coarse() -> bool {
+    false
+}
+
+#[cfg(breaker_loom)]
+pub(crate) fn surely_before(_deadline: Nanos) -> bool {
+    false
+}
+
 pub(crate) fn to_nanos(instant: Instant) -> Nanos {
     duration_nanos(instant.saturating_duration_since(origin()))
 }
@@ -67,6 +129,25 @@ mod tests {
         let before = now();
         tokio::time::advance(Duration::from_millis(1500)).await;
         assert_eq!(now() - before, 1_500_000_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_clock_is_not_anchored() {
+        assert!(!anchor_coarse());
+    }
+
+    #[test]
+    fn the_coarse_clock_answers_only_far_from_a_deadline() {
+        // Outside a runtime tokio's clock is the running system clock.
+        assert!(
+            (0..1_000).any(|_| anchor_coarse()),
+            "the system clock moves between two reads"
+        );
+        let now = now();
+        assert!(surely_before(now + 1_000_000_000));
+        assert!(!surely_before(now + COARSE_MARGIN / 2));
+        assert!(!surely_before(now));
+        assert!(!surely_before(now.saturating_sub(1_000_000_000)));
     }
 
     #[tokio::test(start_paused = true)]

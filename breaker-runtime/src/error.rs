@@ -1,10 +1,12 @@
 //! Why the breaker answered instead of the dependency.
 
+use std::fmt;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use crate::Name;
+use crate::clock::{self, Nanos};
 
 /// The breaker answered instead of the dependency: the circuit was open, every half-open probe
 /// slot was taken, or the call ran past its timeout.
@@ -36,7 +38,7 @@ pub enum BreakerError {
         /// The breaker that rejected the call.
         breaker: Name,
         /// When the next probe will be let through; `None` while an operator holds it open.
-        next_probe_at: Option<Instant>,
+        next_probe_at: Option<ProbeTime>,
     },
     /// The circuit is half-open and every probe slot is taken; nothing was called.
     #[error("circuit breaker `{breaker}` is half-open and its {probes} probe slot(s) are taken")]
@@ -56,12 +58,9 @@ pub enum BreakerError {
     },
 }
 
-fn open_detail(next_probe_at: Option<Instant>) -> String {
+fn open_detail(next_probe_at: Option<ProbeTime>) -> String {
     match next_probe_at {
-        Some(at) => format!(
-            "is open; next probe in {:?}",
-            at.saturating_duration_since(Instant::now())
-        ),
+        Some(at) => format!("is open; next probe in {:?}", at.remaining()),
         None => String::from("is held open by an operator"),
     }
 }
@@ -97,9 +96,55 @@ impl BreakerError {
             BreakerError::Open {
                 next_probe_at: Some(at),
                 ..
-            } => Some(at.saturating_duration_since(Instant::now())),
+            } => Some(at.remaining()),
             _ => None,
         }
+    }
+}
+
+/// When an open circuit lets its next probe through, on tokio's clock.
+///
+/// Kept as the breaker keeps it and turned into an [`Instant`] only when asked, because
+/// rejections are the one path an overloaded service takes most and most callers never look.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::ProbeTime;
+/// use tokio::time::Instant;
+///
+/// let at = Instant::now() + Duration::from_secs(5);
+/// let probe = ProbeTime::from(at);
+/// assert_eq!(probe.instant(), at);
+/// assert!(probe.remaining() <= Duration::from_secs(5));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProbeTime(Nanos);
+
+impl ProbeTime {
+    pub(crate) fn from_nanos(nanos: Nanos) -> ProbeTime {
+        ProbeTime(nanos)
+    }
+
+    /// The instant the next probe is let through.
+    pub fn instant(self) -> Instant {
+        clock::to_instant(self.0)
+    }
+
+    /// How long until then; zero once it has passed.
+    pub fn remaining(self) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(clock::now()))
+    }
+}
+
+impl From<Instant> for ProbeTime {
+    fn from(at: Instant) -> ProbeTime {
+        ProbeTime(clock::to_nanos(at))
+    }
+}
+
+impl fmt::Debug for ProbeTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ProbeTime").field(&self.instant()).finish()
     }
 }
 

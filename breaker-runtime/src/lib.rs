@@ -94,7 +94,7 @@ pub use classify::{IsFailure, Verdict};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_PROBES, MIN_TIME_WINDOW, Rate, Window,
 };
-pub use error::BreakerError;
+pub use error::{BreakerError, ProbeTime};
 pub use events::{Subscription, Transition};
 pub use name::Name;
 pub use observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, set_call_observer};

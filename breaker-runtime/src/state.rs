@@ -72,13 +72,26 @@ impl fmt::Display for State {
     }
 }
 
-/// The packed state word: generation in the high 32 bits, state in the low bits.
+/// The packed state word: generation in the high 32 bits, state in the low byte, and above it
+/// whether an open circuit may judge its break with the coarse clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
+
+const COARSE_CLOCK: u64 = 1 << 8;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
         Word(((generation as u64) << 32) | state.code())
+    }
+
+    /// The same word, marking that tokio's clock was running (not paused) when the circuit
+    /// opened, so a rejection may compare the deadline with the coarse clock.
+    pub(crate) const fn with_coarse_clock(self) -> Word {
+        Word(self.0 | COARSE_CLOCK)
+    }
+
+    pub(crate) const fn coarse_clock(self) -> bool {
+        self.0 & COARSE_CLOCK != 0
     }
 
     pub(crate) const fn generation(self) -> u32 {
@@ -112,6 +125,10 @@ mod tests {
             assert_eq!(word.state(), state);
             assert_eq!(word.generation(), u32::MAX);
             assert_eq!(word.next(State::Closed).generation(), 0);
+            let marked = word.with_coarse_clock();
+            assert!(marked.coarse_clock() && !word.coarse_clock());
+            assert_eq!((marked.state(), marked.generation()), (state, u32::MAX));
+            assert!(!marked.next(State::Open).coarse_clock());
         }
     }
 }
