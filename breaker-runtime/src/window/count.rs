@@ -4,10 +4,15 @@
 //! period that last wrote it: a word of an earlier period reads as empty, so a new period needs
 //! no sweep, and a window of 100 calls takes 40 bytes.
 //!
-//! Recording claims the next position of its period with one CAS on the cursor (which carries
-//! the period's generation, so a late recorder claims nothing and leaves no hole), swaps the
-//! outcome into that slot with one CAS on its word, and adds the difference between the new
-//! outcome and the one it evicted to the tallies with one CAS.
+//! Recording claims the next position with one `fetch_add` on the cursor, swaps the outcome into
+//! that slot with one CAS on its word, and adds the difference between the new outcome and the
+//! one it evicted to the tallies with one CAS. The cursor counts past the end of the ring and
+//! whoever overshoots pulls it back by the ring's size: a `fetch_add` never retries, so threads
+//! recording at once pay one contended write each, not a CAS loop. The cursor lives on the heap
+//! beside the slots it hands out, away from the state word and tallies that every call reads.
+//! A recorder checks its period against the tallies before it claims, so a late outcome claims
+//! nothing; only one racing the very transition can still claim a position of the new period
+//! and leave it unwritten, which delays that period's window by one call.
 //! The tallies therefore always equal the slots' contents once every recorder has finished; in
 //! between, a recorder that evicts an outcome whose own tally update is still in flight makes a
 //! count briefly *low*, never high, so a transient can delay an opening but never cause one.
@@ -45,21 +50,30 @@ const _: () = assert!((crate::config::MAX_COUNT_WINDOW as u64) + 4096 < FIELD_MA
 
 pub(crate) struct CountWindow {
     size: u32,
-    cursor: AtomicU64,
-    words: Box<[AtomicU64]>,
+    /// The cursor, then the slot words.
+    cells: Box<[AtomicU64]>,
     tallies: AtomicU64,
 }
 
 impl CountWindow {
     pub(crate) fn new(size: u32, generation: u32) -> CountWindow {
+        let words = (size.max(1) as usize).div_ceil(SLOTS_PER_WORD);
         CountWindow {
             size: size.max(1),
-            cursor: AtomicU64::new(pack_cursor(generation, 0)),
-            words: (0..(size.max(1) as usize).div_ceil(SLOTS_PER_WORD))
-                .map(|_| AtomicU64::new(WORD_UNWRITTEN))
+            cells: std::iter::once(pack_cursor(generation, 0))
+                .chain(std::iter::repeat_n(WORD_UNWRITTEN, words))
+                .map(AtomicU64::new)
                 .collect(),
             tallies: AtomicU64::new(pack(generation, Tally::EMPTY)),
         }
+    }
+
+    fn cursor(&self) -> &AtomicU64 {
+        &self.cells[0]
+    }
+
+    fn word(&self, index: usize) -> &AtomicU64 {
+        &self.cells[1 + index / SLOTS_PER_WORD]
     }
 
     #[inline]
@@ -69,7 +83,12 @@ impl CountWindow {
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
     ) -> Option<Tally> {
-        if outcome == Outcome::Success && self.is_full_of_successes(generation) {
+        let tallies = self.tallies.load(Ordering::Acquire);
+        if gen_of(tallies) != generation & GEN_MASK {
+            // The period is over: a late outcome is recorded nowhere and claims no position.
+            return None;
+        }
+        if outcome == Outcome::Success && tallies == self.full_of_successes(generation) {
             // Every slot holds a success, so one more success changes neither the counts nor
             // which outcomes the window holds: there is nothing to write. This is the steady
             // state of a healthy dependency, and it costs one load.
@@ -85,7 +104,7 @@ impl CountWindow {
         current_generation: impl Fn() -> u32,
     ) -> Option<Tally> {
         let index = self.claim(generation)?;
-        let word = &self.words[index / SLOTS_PER_WORD];
+        let word = self.word(index);
         let shift = 2 * (index % SLOTS_PER_WORD);
         let gen_tag = u64::from(generation & GEN_MASK);
 
@@ -150,39 +169,51 @@ impl CountWindow {
     /// The next position of `generation`'s period, or `None` once the period is over.
     fn claim(&self, generation: u32) -> Option<usize> {
         // Relaxed: the position only spreads recorders over the slots; the slot CAS orders
-        // what they write, and the generation check here only saves a late recorder work.
-        let mut cursor = self.cursor.load(Ordering::Relaxed);
-        loop {
-            if gen_of(cursor) != generation & GEN_MASK {
-                return None;
-            }
-            let index = cursor_position(cursor);
-            let next = if index + 1 >= self.size as usize {
-                0
-            } else {
-                index + 1
-            };
-            let claimed = pack_cursor(generation, next);
-            match self.cursor.compare_exchange_weak(
-                cursor,
-                claimed,
+        // what they write.
+        let cursor = self.cursor().fetch_add(1, Ordering::Relaxed);
+        let size = self.size as usize;
+        let mut index = cursor_position(cursor);
+        if index >= size {
+            self.rewind_cursor();
+            index %= size;
+        }
+        (gen_of(cursor) == generation & GEN_MASK).then_some(index)
+    }
+
+    /// Brings an overshooting cursor back into the ring. Subtracting whole laps keeps every
+    /// position claimed meanwhile where it was, and only while the cursor is past the end, so
+    /// overshooters racing here (or a reset) never take it below zero or into the generation.
+    #[cold]
+    fn rewind_cursor(&self) {
+        let size = u64::from(self.size);
+        let mut seen = self.cursor().load(Ordering::Relaxed);
+        while cursor_position(seen) as u64 >= size {
+            match self.cursor().compare_exchange_weak(
+                seen,
+                seen - size,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Some(index),
-                Err(actual) => cursor = actual,
+                Ok(_) => seen -= size,
+                Err(actual) => seen = actual,
             }
         }
     }
 
+    fn full_of_successes(&self, generation: u32) -> u64 {
+        pack(
+            generation,
+            Tally {
+                calls: self.size,
+                failures: 0,
+                slow: 0,
+            },
+        )
+    }
+
     #[inline]
     pub(crate) fn is_full_of_successes(&self, generation: u32) -> bool {
-        let full = Tally {
-            calls: self.size,
-            failures: 0,
-            slow: 0,
-        };
-        self.tallies.load(Ordering::Acquire) == pack(generation, full)
+        self.tallies.load(Ordering::Acquire) == self.full_of_successes(generation)
     }
 
     pub(crate) fn tally(&self, generation: u32) -> Tally {
@@ -197,14 +228,14 @@ impl CountWindow {
         // Swaps rather than stores: recorders of the ending period may be mid-CAS on these
         // words, and a read-modify-write is ordered after theirs in every model (loom's store
         // can slip between another thread's read and write, tokio-rs/loom#254).
-        self.cursor
+        self.cursor()
             .swap(pack_cursor(generation, 0), Ordering::AcqRel);
         self.tallies
             .swap(pack(generation, Tally::EMPTY), Ordering::AcqRel);
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.words)
+        std::mem::size_of_val(&*self.cells)
     }
 }
 
@@ -333,10 +364,10 @@ mod tests {
     fn a_success_into_a_window_full_of_successes_writes_nothing_and_the_window_stays_exact() {
         let w = CountWindow::new(3, 0);
         record_all(&w, 0, &[Success, Success, Success]);
-        let cursor = w.cursor.load(Ordering::Relaxed);
+        let cursor = w.cursor().load(Ordering::Relaxed);
         assert_eq!(w.record(0, Success, || 0), None);
         assert_eq!(
-            w.cursor.load(Ordering::Relaxed),
+            w.cursor().load(Ordering::Relaxed),
             cursor,
             "nothing was written"
         );
@@ -422,6 +453,42 @@ mod tests {
             Tally {
                 calls: 3,
                 failures: 0,
+                slow: 0
+            }
+        );
+    }
+
+    #[test]
+    fn the_cursor_goes_round_the_ring_lap_after_lap() {
+        let w = CountWindow::new(3, 0);
+        for _ in 0..10 {
+            record_all(&w, 0, &[Failure, Slow, Success]);
+            assert_eq!(
+                w.tally(0),
+                Tally {
+                    calls: 3,
+                    failures: 1,
+                    slow: 1
+                }
+            );
+            assert!(cursor_position(w.cursor().load(Ordering::Relaxed)) <= 3);
+        }
+    }
+
+    #[test]
+    fn a_claim_past_the_end_lands_in_the_ring_and_rewinds_the_cursor() {
+        let w = CountWindow::new(3, 0);
+        record_all(&w, 0, &[Success, Success, Success]);
+        // Another recorder claimed position 3 (slot 0) and has not rewound the cursor yet.
+        w.cursor().store(pack_cursor(0, 4), Ordering::Relaxed);
+        record_all(&w, 0, &[Failure]);
+        assert_eq!(cursor_position(w.cursor().load(Ordering::Relaxed)), 2);
+        assert_eq!((w.word(1).load(Ordering::Relaxed) >> 2) & 3, CODE_FAILURE);
+        assert_eq!(
+            w.tally(0),
+            Tally {
+                calls: 3,
+                failures: 1,
                 slow: 0
             }
         );
