@@ -182,15 +182,36 @@ impl Breaker {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, BreakerError> {
+        match self.admit_closed() {
+            Some(permit) => Ok(permit),
+            None => self.admit_otherwise(),
+        }
+    }
+
+    /// Admission through the closed circuit, or `None` in any other state: one load of the
+    /// state word. Kept apart from the `Result` of [`try_acquire`](Self::try_acquire) so the
+    /// permit stays in registers on the hot path instead of going through a large enum.
+    #[inline]
+    pub(crate) fn admit_closed(&self) -> Option<Permit<'_>> {
         let word = self.word();
-        let admitted = if word.state() == State::Closed {
-            let kind = Kind::Closed {
-                generation: word.generation(),
-            };
-            Ok(Permit::new(self, kind, self.start_clock()))
-        } else {
-            self.try_acquire_slow(word)
+        if word.state() != State::Closed {
+            return None;
+        }
+        let kind = Kind::Closed {
+            generation: word.generation(),
         };
+        let permit = Permit::new(self, kind, self.start_clock());
+        if observe::installed() {
+            self.observe_admission(true);
+        }
+        Some(permit)
+    }
+
+    /// Admission in every state but closed (and in closed too, if it closed meanwhile).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
+        let admitted = self.try_acquire_slow(self.word());
         if observe::installed() {
             self.observe_admission(admitted.is_ok());
         }
@@ -210,9 +231,6 @@ impl Breaker {
         );
     }
 
-    /// Admission in every state but closed: kept out of line so the closed path inlines small.
-    #[cold]
-    #[inline(never)]
     fn try_acquire_slow(&self, seen: Word) -> Result<Permit<'_>, BreakerError> {
         let mut word = seen;
         loop {

@@ -11,7 +11,9 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 use tokio::time::{Sleep, sleep_until};
 
-use crate::clock::{self, duration_nanos};
+use std::time::Duration;
+
+use crate::clock::{self, Nanos, duration_nanos};
 use crate::{Breaker, BreakerError, Ending, IsFailure, Permit, Verdict};
 
 impl Breaker {
@@ -129,8 +131,8 @@ pin_project! {
         stage: Stage,
         permit: Option<Permit<'a>>,
         classify: Option<C>,
-        // Emptied the moment the call ends, so a timed-out body is dropped before the caller
-        // hears of the timeout.
+        // Emptied the moment the call times out, so the body is dropped before the caller
+        // hears of the timeout; a body that finished is dropped with the future.
         #[pin]
         body: Option<F>,
         #[pin]
@@ -170,64 +172,60 @@ where
 {
     type Output = Result<F::Output, BreakerError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         // The permit is held in a local while the body is polled and only parked in the future
         // if the body has to wait: a call that is ready at once never copies it there and back.
-        let mut permit = match *this.stage {
-            Stage::Running => this.permit.take(),
-            Stage::Done => return Poll::Pending,
-            Stage::Admitting => match this.breaker.try_acquire() {
-                Ok(permit) => {
-                    *this.stage = Stage::Running;
-                    Some(permit)
-                }
-                Err(rejection) => {
-                    *this.stage = Stage::Done;
-                    this.body.set(None);
-                    return Poll::Ready(Err(rejection));
-                }
+        let permit = match *this.stage {
+            Stage::Admitting => {
+                // The closed circuit's admission yields the permit itself, not a `Result`
+                // carrying a rejection beside it, so the permit stays in registers.
+                let permit = match this.breaker.admit_closed() {
+                    Some(permit) => permit,
+                    None => match this.breaker.admit_otherwise() {
+                        Ok(permit) => permit,
+                        Err(rejection) => {
+                            *this.stage = Stage::Done;
+                            this.body.set(None);
+                            return Poll::Ready(Err(rejection));
+                        }
+                    },
+                };
+                *this.stage = Stage::Running;
+                permit
+            }
+            Stage::Running => match this.permit.take() {
+                Some(permit) => permit,
+                None => return Poll::Pending,
             },
+            Stage::Done => return Poll::Pending,
         };
-
-        let guard = PanicGuard(&mut permit);
         let Some(body) = this.body.as_mut().as_pin_mut() else {
             // Only a finished call has no body, and it returned above; keep the permit anyway.
-            *this.permit = guard.0.take();
+            *this.permit = Some(permit);
             return Poll::Pending;
         };
+
+        let guard = PanicGuard(Some(permit));
         if let Poll::Ready(value) = body.poll(cx) {
             let verdict = this
                 .classify
                 .take()
                 .map_or(Verdict::Success, |classify| classify.classify(&value));
-            if let Some(permit) = guard.0.take() {
+            if let Some(permit) = guard.disarm() {
                 permit.record(verdict);
             }
             *this.stage = Stage::Done;
-            this.body.set(None);
             return Poll::Ready(Ok(value));
         }
+        let Some(permit) = guard.disarm() else {
+            return Poll::Pending;
+        };
 
         if let Some(limit) = this.breaker.config().timeout() {
-            if this.deadline.is_none() {
-                let start = guard
-                    .0
-                    .as_ref()
-                    .and_then(|p| p.started)
-                    .unwrap_or_else(clock::now);
-                let at = clock::to_instant(start.saturating_add(duration_nanos(limit)));
-                this.deadline.set(Some(sleep_until(at)));
-            }
-            let expired = this
-                .deadline
-                .as_mut()
-                .as_pin_mut()
-                .is_some_and(|timer| timer.poll(cx).is_ready());
-            if expired {
-                if let Some(permit) = guard.0.take() {
-                    permit.conclude(Ending::Timeout);
-                }
+            if expired(this.deadline, permit.started, limit, cx) {
+                permit.conclude(Ending::Timeout);
                 *this.stage = Stage::Done;
                 this.body.set(None);
                 return Poll::Ready(Err(BreakerError::Timeout {
@@ -236,9 +234,28 @@ where
                 }));
             }
         }
-        *this.permit = guard.0.take();
+        *this.permit = Some(permit);
         Poll::Pending
     }
+}
+
+/// Arms the timeout's timer on the first wait and polls it: whether the call ran out of time.
+/// Out of line, and the same for every body, so a call that is ready at once carries none of it.
+#[inline(never)]
+fn expired(
+    mut deadline: Pin<&mut Option<Sleep>>,
+    started: Option<Nanos>,
+    limit: Duration,
+    cx: &mut Context<'_>,
+) -> bool {
+    if deadline.is_none() {
+        let start = started.unwrap_or_else(clock::now);
+        let at = clock::to_instant(start.saturating_add(duration_nanos(limit)));
+        deadline.set(Some(sleep_until(at)));
+    }
+    deadline
+        .as_pin_mut()
+        .is_some_and(|timer| timer.poll(cx).is_ready())
 }
 
 /// How a [`Call`] classifies the body's value: any `FnOnce(&T) -> Verdict`, or
@@ -266,17 +283,23 @@ impl<T: IsFailure> Classify<T> for ByIsFailure {
     }
 }
 
-/// Records a failure if the body (or its classifier) panics while being polled; the panic then
-/// continues to the caller.
-struct PanicGuard<'p, 'a>(&'p mut Option<Permit<'a>>);
+/// Records a failure if the body (or its classifier) panics; the panic then continues to the
+/// caller. Every path that does not unwind takes the permit back out with `disarm`, so the
+/// guard never has to ask whether the thread is panicking.
+struct PanicGuard<'a>(Option<Permit<'a>>);
 
-impl Drop for PanicGuard<'_, '_> {
+impl<'a> PanicGuard<'a> {
+    #[inline(always)]
+    fn disarm(mut self) -> Option<Permit<'a>> {
+        self.0.take()
+    }
+}
+
+impl Drop for PanicGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            if let Some(permit) = self.0.take() {
-                permit.conclude(Ending::Panic);
-            }
+        if let Some(permit) = self.0.take() {
+            permit.conclude(Ending::Panic);
         }
     }
 }
