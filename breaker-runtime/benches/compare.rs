@@ -129,6 +129,39 @@ async fn guarded_with_timeout() -> Result<u64, io::Error> {
     black_box(Ok(1))
 }
 
+/// An error type of the service's own: `io::Error` would box every rejection it carries.
+#[derive(Debug)]
+enum DownError {
+    Breaker(BreakerError),
+    Refused,
+}
+
+impl From<BreakerError> for DownError {
+    fn from(error: BreakerError) -> Self {
+        DownError::Breaker(error)
+    }
+}
+
+impl breaker_runtime::IsFailure for DownError {
+    fn is_failure(&self) -> bool {
+        matches!(self, DownError::Refused)
+    }
+
+    fn is_ignored(&self) -> bool {
+        matches!(self, DownError::Breaker(error) if error.is_rejection())
+    }
+}
+
+/// Opened (with failures) before its rejections are timed.
+#[circuit_breaker(window = "100", timeout = "off", break_duration = "1h")]
+async fn guarded_down(fail: bool) -> Result<u64, DownError> {
+    if fail {
+        black_box(Err(DownError::Refused))
+    } else {
+        black_box(Ok(1))
+    }
+}
+
 // --- Peers ---------------------------------------------------------------------------------------
 
 type Failsafe<P> = failsafe::StateMachine<P, ()>;
@@ -545,6 +578,19 @@ fn open_rejection(c: &mut Criterion) {
         b.iter(|| poll_once(open.call(body())))
     });
     assert_eq!(open.state(), State::Open);
+    for _ in 0..100 {
+        poll_once(guarded_down(true)).ok();
+    }
+    let down = breaker_runtime::registry()
+        .breakers()
+        .into_iter()
+        .find(|b| b.name().ends_with("guarded_down"))
+        .expect("declared");
+    assert_eq!(down.state(), State::Open);
+    group.bench_function("ours: #[circuit_breaker]", |b| {
+        b.iter(|| poll_once(guarded_down(false)))
+    });
+    assert_eq!(down.state(), State::Open);
 
     let fs = failsafe_consecutive(1, LONG_BREAK);
     failsafe::CircuitBreaker::call(&fs, || poll_once(failing())).ok();

@@ -207,10 +207,25 @@ impl Breaker {
         Some(permit)
     }
 
-    /// Admission in every state but closed (and in closed too, if it closed meanwhile).
+    /// Admission in every state but closed (and in closed too, if it closed meanwhile). The
+    /// rejection of an open circuit far from the end of its break is answered here, inline,
+    /// because an overloaded service takes that path more than any other but the closed one.
+    #[inline]
+    pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
+        let word = self.word();
+        // The coarse mark is only ever set on an open circuit.
+        if word.coarse_clock() && !observe::installed() {
+            let until = self.open_until.load(Ordering::Acquire);
+            if clock::surely_before(until) {
+                return Err(self.rejected_open(Some(until)));
+            }
+        }
+        self.admit_slow()
+    }
+
     #[cold]
     #[inline(never)]
-    pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
+    fn admit_slow(&self) -> Result<Permit<'_>, BreakerError> {
         let admitted = self.try_acquire_slow(self.word());
         if observe::installed() {
             self.observe_admission(admitted.is_ok());
@@ -282,6 +297,7 @@ impl Breaker {
         (self.config.slow_call_nanos() > 0 || observe::installed()).then(clock::now)
     }
 
+    #[inline]
     fn rejected_open(&self, until: Option<Nanos>) -> BreakerError {
         BreakerError::Open {
             breaker: self.name().clone(),
