@@ -497,17 +497,11 @@ impl Breaker {
         // Release publishes the emptied window and the deadline with the new state.
         self.state.store(next.0, Ordering::Release);
         cold.last_transition = NonZeroU64::new(now.max(1));
-        let transition = Transition {
-            breaker: self.name().clone(),
+        Announcement {
             from: from.state(),
             to,
-            at: clock::to_instant(now),
-            failure_rate: rate(tally.failures, tally.calls),
-            slow_rate: rate(tally.slow, tally.calls),
-            calls: tally.calls,
-        };
-        Announcement {
-            transition,
+            at: now,
+            tally,
             listeners: cold.listeners.clone(),
             registered: cold.registered,
         }
@@ -549,7 +543,7 @@ impl Breaker {
             }
             self.transition(&mut cold, seen, to, Tally::EMPTY, clock::now())
         };
-        if event.transition.from != event.transition.to {
+        if event.from != event.to {
             self.emit(event);
         }
     }
@@ -572,15 +566,32 @@ impl Breaker {
     /// is released.
     fn emit(&self, announcement: Announcement) {
         let Announcement {
-            transition,
+            from,
+            to,
+            at,
+            tally,
             listeners,
             registered,
         } = announcement;
-        events::trace(&transition);
+        events::trace(self.name(), from, to, tally);
+        let registry_listens = registered && crate::registry::listening();
+        if listeners.is_none() && !registry_listens {
+            // Nobody to hand a `Transition` to: skip building one (and its `Instant`).
+            return;
+        }
+        let transition = Transition {
+            breaker: self.name().clone(),
+            from,
+            to,
+            at: clock::to_instant(at),
+            failure_rate: rate(tally.failures, tally.calls),
+            slow_rate: rate(tally.slow, tally.calls),
+            calls: tally.calls,
+        };
         if let Some(listeners) = listeners {
             listeners.deliver(&transition);
         }
-        if registered {
+        if registry_listens {
             crate::registry::deliver(&transition);
         }
     }
@@ -643,7 +654,12 @@ impl Breaker {
 
 /// A transition, with what it must reach once the lock is released.
 struct Announcement {
-    transition: Transition,
+    from: State,
+    to: State,
+    /// When, on the breaker's clock.
+    at: Nanos,
+    /// The window that led to it.
+    tally: Tally,
     listeners: Option<Arc<Listeners>>,
     registered: bool,
 }
@@ -655,7 +671,7 @@ enum Admission<'a> {
     Moved,
 }
 
-fn rate(part: u32, whole: u32) -> f64 {
+pub(crate) fn rate(part: u32, whole: u32) -> f64 {
     if whole == 0 {
         0.0
     } else {

@@ -10,6 +10,8 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use tokio::time::Instant;
 
+use crate::breaker::rate;
+use crate::window::Tally;
 use crate::{Name, State};
 
 /// One change of a breaker's state.
@@ -98,6 +100,13 @@ impl Listeners {
             + std::mem::size_of_val(&**list)
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+    }
+
     pub(crate) fn deliver(&self, transition: &Transition) {
         let list = Arc::clone(&self.list.read().unwrap_or_else(PoisonError::into_inner));
         for (_, listener) in list.iter() {
@@ -154,29 +163,30 @@ impl Drop for Subscription {
 }
 
 /// The `tracing` event for a transition: a warning when calls start being turned away, info
-/// otherwise.
-pub(crate) fn trace(t: &Transition) {
-    let (breaker, from, to) = (t.breaker.as_str(), t.from.as_str(), t.to.as_str());
-    if t.to.rejects() {
+/// otherwise. Its rates are worked out only if a subscriber takes the event.
+pub(crate) fn trace(breaker: &Name, from: State, to: State, tally: Tally) {
+    let (breaker, from_name, to_name) = (breaker.as_str(), from.as_str(), to.as_str());
+    let (calls, failures, slow) = (tally.calls, tally.failures, tally.slow);
+    if to.rejects() {
         tracing::warn!(
             breaker,
-            from,
-            to,
-            failure_rate = t.failure_rate,
-            slow_rate = t.slow_rate,
-            calls = t.calls,
+            from = from_name,
+            to = to_name,
+            failure_rate = rate(failures, calls),
+            slow_rate = rate(slow, calls),
+            calls,
             "circuit breaker opened"
         );
     } else {
         tracing::info!(
             breaker,
-            from,
-            to,
-            failure_rate = t.failure_rate,
-            slow_rate = t.slow_rate,
-            calls = t.calls,
+            from = from_name,
+            to = to_name,
+            failure_rate = rate(failures, calls),
+            slow_rate = rate(slow, calls),
+            calls,
             "circuit breaker {}",
-            match t.to {
+            match to {
                 State::HalfOpen => "half-opened",
                 State::Disabled => "disabled",
                 _ => "closed",

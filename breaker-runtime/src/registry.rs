@@ -157,6 +157,11 @@ pub(crate) fn deliver(transition: &Transition) {
     LISTENERS.deliver(transition);
 }
 
+/// Whether anything listens to every registered breaker's transitions.
+pub(crate) fn listening() -> bool {
+    !LISTENERS.is_empty()
+}
+
 impl Registry {
     fn from_declarations(declarations: &'static [Declaration]) -> Registry {
         let mut ordered: Vec<&'static Declaration> = declarations.iter().collect();
