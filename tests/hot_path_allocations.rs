@@ -149,6 +149,25 @@ fn a_rejection_by_an_open_breaker_allocates_nothing() {
     }
 }
 
+#[test]
+fn a_rejection_by_a_tripped_breaker_on_a_running_clock_allocates_nothing() {
+    // The rejection that the coarse clock answers, far from the end of the break.
+    for (case, breaker) in breakers() {
+        while !breaker.state().rejects() {
+            breaker.try_acquire().unwrap().failure();
+        }
+        let n = allocations_during(|| {
+            for _ in 0..1_000 {
+                let err = breaker.try_acquire().unwrap_err();
+                assert!(err.is_rejection() && err.retry_after().is_some());
+                let err = ready(breaker.call(async { Ok::<u32, std::io::Error>(1) })).unwrap_err();
+                assert!(err.is_rejection());
+            }
+        });
+        assert_eq!(n, 0, "{case}");
+    }
+}
+
 #[circuit_breaker(window = "100", timeout_ms = 1000)]
 async fn guarded(value: u32) -> Result<u32, breaker_runtime::BreakerError> {
     Ok(value)
