@@ -35,6 +35,9 @@
 //!   every record, so its cost grows with the calls in the window (see `closed_time_window`).
 //!
 //! Cases a peer lacks are left out of that group (listed in each group's comment).
+//!
+//! The attribute's rejection is timed on `guarded_down`, whose error type holds the
+//! `BreakerError` itself: with `io::Error` every rejection would be boxed into it.
 
 use std::future::Future;
 use std::hint::black_box;

@@ -212,15 +212,24 @@ impl Breaker {
     /// because an overloaded service takes that path more than any other but the closed one.
     #[inline]
     pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
-        let word = self.word();
-        // The coarse mark is only ever set on an open circuit.
-        if word.coarse_clock() && !observe::installed() {
-            let until = self.open_until.load(Ordering::Acquire);
-            if clock::surely_before(until) {
+        if !observe::installed() {
+            if let Some(until) = self.far_from_probe(self.word()) {
                 return Err(self.rejected_open(Some(until)));
             }
         }
         self.admit_slow()
+    }
+
+    /// The open circuit's next probe time, when the coarse clock can tell it is still well
+    /// ahead; `None` when the precise clock has to decide (or the circuit is not open).
+    #[inline]
+    fn far_from_probe(&self, word: Word) -> Option<Nanos> {
+        // The coarse mark is only ever set on an open circuit.
+        if !word.coarse_clock() {
+            return None;
+        }
+        let until = self.open_until.load(Ordering::Acquire);
+        clock::surely_before(until).then_some(until)
     }
 
     #[cold]
@@ -261,12 +270,12 @@ impl Breaker {
                 }
                 State::ForcedOpen => return Err(self.rejected_open(None)),
                 State::Open => {
-                    let until = self.open_until.load(Ordering::Acquire);
                     // Far from the deadline a coarse reading decides; the precise clock only
                     // near it, so the probe is still admitted at the exact instant.
-                    if word.coarse_clock() && clock::surely_before(until) {
+                    if let Some(until) = self.far_from_probe(word) {
                         return Err(self.rejected_open(Some(until)));
                     }
+                    let until = self.open_until.load(Ordering::Acquire);
                     let now = clock::now();
                     if now < until {
                         return Err(self.rejected_open(Some(until)));

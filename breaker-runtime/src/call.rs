@@ -7,11 +7,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use pin_project_lite::pin_project;
 use tokio::time::{Sleep, sleep_until};
-
-use std::time::Duration;
 
 use crate::clock::{self, Nanos, duration_nanos};
 use crate::{Breaker, BreakerError, Ending, IsFailure, Permit, Verdict};
