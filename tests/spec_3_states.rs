@@ -471,3 +471,17 @@ async fn ignored_outcomes_record_nothing_in_closed() {
     drop(b.try_acquire().unwrap());
     assert_eq!(b.snapshot().calls, 0);
 }
+
+#[tokio::test]
+async fn open_a_test_may_pause_the_clock_after_the_circuit_opened() {
+    // The circuit opens on a running clock; the test pauses it only then. The break is still
+    // measured on tokio's clock, so advancing it lets the probe through.
+    let b = breaker(count(2).break_duration(Duration::from_secs(30)));
+    trip(&b).await;
+    assert_eq!(b.state(), State::Open);
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_secs(30) - Duration::from_millis(1)).await;
+    assert!(b.try_acquire().unwrap_err().is_rejection());
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert!(b.try_acquire().unwrap().is_probe());
+}

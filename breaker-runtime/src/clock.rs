@@ -61,14 +61,20 @@ fn coarse_nanos() -> Nanos {
     ((u128::from(ticks) * 1_000_000_000) >> 32) as Nanos
 }
 
-/// Whether tokio's clock is running on this thread rather than paused, anchoring the coarse
-/// clock to it when it is.
+/// Whether tokio's clock runs on this thread and cannot be paused before a break that starts
+/// now is over, anchoring the coarse clock to it when so.
 ///
-/// A paused clock reads the same twice in a row (nothing can advance it between two reads in
-/// one task); a running one moves by the nanoseconds the reads take. A clock that ticks too
+/// Only a current-thread runtime's clock can be paused, and a test may pause it after the
+/// circuit opened, so a circuit opened on one is judged by tokio's clock alone. Elsewhere, a
+/// paused clock reads the same twice in a row (nothing can advance it between two reads in one
+/// task) while a running one moves by the nanoseconds the reads take. A clock that ticks too
 /// coarsely to move between the reads counts as paused, which only costs precision work.
 #[cfg(not(breaker_loom))]
 pub(crate) fn anchor_coarse() -> bool {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::try_current().is_ok_and(|rt| rt.runtime_flavor() == RuntimeFlavor::CurrentThread) {
+        return false;
+    }
     let first = Instant::now();
     let second = Instant::now();
     if first == second {
@@ -134,6 +140,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_paused_clock_is_not_anchored() {
         assert!(!anchor_coarse());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_clock_that_a_test_could_still_pause_is_not_anchored() {
+        assert!(!anchor_coarse());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_multi_thread_runtime_clock_is_anchored() {
+        assert!((0..1_000).any(|_| anchor_coarse()));
     }
 
     #[test]

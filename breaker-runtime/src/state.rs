@@ -84,8 +84,8 @@ impl Word {
         Word(((generation as u64) << 32) | state.code())
     }
 
-    /// The same word, marking that tokio's clock was running (not paused) when the circuit
-    /// opened, so a rejection may compare the deadline with the coarse clock.
+    /// The same word, marking that the circuit opened where tokio's clock runs and cannot be
+    /// paused, so a rejection may compare the deadline with the coarse clock.
     pub(crate) const fn with_coarse_clock(self) -> Word {
         Word(self.0 | COARSE_CLOCK)
     }
