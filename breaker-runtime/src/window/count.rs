@@ -305,6 +305,14 @@ mod tests {
     use super::*;
     use Outcome::*;
 
+    fn tally(calls: u32, failures: u32, slow: u32) -> Tally {
+        Tally {
+            calls,
+            failures,
+            slow,
+        }
+    }
+
     fn record_all(w: &CountWindow, generation: u32, outcomes: &[Outcome]) -> Option<Tally> {
         let mut last = None;
         for &o in outcomes {
@@ -317,32 +325,11 @@ mod tests {
     fn holds_exactly_the_last_n_outcomes() {
         let w = CountWindow::new(4, 7);
         record_all(&w, 7, &[Failure, Failure, Slow, Success]);
-        assert_eq!(
-            w.tally(7),
-            Tally {
-                calls: 4,
-                failures: 2,
-                slow: 1
-            }
-        );
+        assert_eq!(w.tally(7), tally(4, 2, 1));
         record_all(&w, 7, &[Success, Success]);
-        assert_eq!(
-            w.tally(7),
-            Tally {
-                calls: 4,
-                failures: 0,
-                slow: 1
-            }
-        );
+        assert_eq!(w.tally(7), tally(4, 0, 1));
         record_all(&w, 7, &[Failure, Failure, Failure, Failure, Failure]);
-        assert_eq!(
-            w.tally(7),
-            Tally {
-                calls: 4,
-                failures: 4,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(7), tally(4, 4, 0));
     }
 
     #[test]
@@ -350,14 +337,7 @@ mod tests {
         let w = CountWindow::new(1, 0);
         assert!(w.record(0, Success, || 0).is_some());
         assert_eq!(w.record(0, Success, || 0), None);
-        assert_eq!(
-            w.tally(0),
-            Tally {
-                calls: 1,
-                failures: 0,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(0), tally(1, 0, 0));
     }
 
     #[test]
@@ -372,24 +352,9 @@ mod tests {
             "nothing was written"
         );
         record_all(&w, 0, &[Failure, Success, Success]);
-        assert_eq!(
-            w.tally(0),
-            Tally {
-                calls: 3,
-                failures: 1,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(0), tally(3, 1, 0));
         record_all(&w, 0, &[Success]);
-        assert_eq!(
-            w.tally(0),
-            Tally {
-                calls: 3,
-                failures: 0,
-                slow: 0
-            },
-            "the failure left after 3 more"
-        );
+        assert_eq!(w.tally(0), tally(3, 0, 0), "the failure left after 3 more");
     }
 
     #[test]
@@ -399,23 +364,9 @@ mod tests {
         w.reset(4);
         assert_eq!(w.tally(4), Tally::EMPTY);
         record_all(&w, 4, &[Success]);
-        assert_eq!(
-            w.tally(4),
-            Tally {
-                calls: 1,
-                failures: 0,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(4), tally(1, 0, 0));
         record_all(&w, 4, &[Failure, Success, Success]);
-        assert_eq!(
-            w.tally(4),
-            Tally {
-                calls: 3,
-                failures: 1,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(4), tally(3, 1, 0));
     }
 
     #[test]
@@ -430,14 +381,7 @@ mod tests {
             None,
             "a slot of the current period is never overwritten"
         );
-        assert_eq!(
-            w.tally(2),
-            Tally {
-                calls: 3,
-                failures: 0,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(2), tally(3, 0, 0));
     }
 
     #[test]
@@ -448,14 +392,7 @@ mod tests {
         record_all(&w, 2, &[Success]);
         assert_eq!(w.record(1, Success, || 2), None);
         record_all(&w, 2, &[Success, Success]);
-        assert_eq!(
-            w.tally(2),
-            Tally {
-                calls: 3,
-                failures: 0,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(2), tally(3, 0, 0));
     }
 
     #[test]
@@ -463,14 +400,7 @@ mod tests {
         let w = CountWindow::new(3, 0);
         for _ in 0..10 {
             record_all(&w, 0, &[Failure, Slow, Success]);
-            assert_eq!(
-                w.tally(0),
-                Tally {
-                    calls: 3,
-                    failures: 1,
-                    slow: 1
-                }
-            );
+            assert_eq!(w.tally(0), tally(3, 1, 1));
             assert!(cursor_position(w.cursor().load(Ordering::Relaxed)) <= 3);
         }
     }
@@ -484,23 +414,12 @@ mod tests {
         record_all(&w, 0, &[Failure]);
         assert_eq!(cursor_position(w.cursor().load(Ordering::Relaxed)), 2);
         assert_eq!((w.word(1).load(Ordering::Relaxed) >> 2) & 3, CODE_FAILURE);
-        assert_eq!(
-            w.tally(0),
-            Tally {
-                calls: 3,
-                failures: 1,
-                slow: 0
-            }
-        );
+        assert_eq!(w.tally(0), tally(3, 1, 0));
     }
 
     #[test]
     fn tallies_round_trip_the_largest_window() {
-        let t = Tally {
-            calls: 10_000,
-            failures: 9_999,
-            slow: 1,
-        };
+        let t = tally(10_000, 9_999, 1);
         assert_eq!(unpack(pack(5, t)), t);
         assert_eq!(gen_of(pack(u32::MAX, t)), GEN_MASK);
     }
@@ -509,24 +428,13 @@ mod tests {
     fn a_transient_low_count_is_not_judged_and_settles() {
         let w = CountWindow::new(2, 0);
         // A recorder that evicts before the evicted outcome's own tally landed.
-        let mut fields = Tally {
-            calls: 0,
-            failures: 0,
-            slow: 0,
-        };
+        let mut fields = tally(0, 0, 0);
         bump(&mut fields, Failure, u32::MAX);
         w.tallies.store(pack(0, fields), Ordering::Relaxed);
         assert_eq!(w.tally(0), Tally::EMPTY);
         let mut settled = unpack(w.tallies.load(Ordering::Relaxed));
         settled.calls = settled.calls.wrapping_add(1);
         bump(&mut settled, Failure, 1);
-        assert_eq!(
-            consistent(unpack(pack(0, settled))),
-            Some(Tally {
-                calls: 1,
-                failures: 0,
-                slow: 0
-            })
-        );
+        assert_eq!(consistent(unpack(pack(0, settled))), Some(tally(1, 0, 0)));
     }
 }
