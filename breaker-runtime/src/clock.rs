@@ -3,6 +3,11 @@
 //! Every reading comes from `tokio::time`, so a test that pauses tokio's clock drives every timed
 //! rule (break durations, time windows, slow calls, timeouts) without sleeping. Readings are kept
 //! as nanoseconds since a process-wide origin so that they fit in one atomic word.
+//!
+//! One question is also put to a coarse clock (the kernel's last tick): whether an open
+//! circuit's break is still well ahead. That is the question every rejection asks, and the
+//! coarse clock answers it for about a quarter of the price, but only where tokio's clock runs
+//! and cannot be paused, and only far enough from the deadline that its error cannot matter.
 
 use std::sync::OnceLock;
 use std::time::Duration;
