@@ -194,4 +194,21 @@ fn every_call_is_admitted_or_rejected_and_every_admitted_call_ends_once() {
     probe.success();
     assert_eq!(breaker.state(), State::Closed);
     assert_eq!(breaker.snapshot().probes_in_flight, 0);
+
+    // The observer also sees the rejections that the coarse clock answers, far from a long
+    // break opened outside any runtime.
+    let long = Breaker::new(
+        Config::builder()
+            .name("stressed")
+            .count_window(1)
+            .break_duration(Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    );
+    long.try_acquire().unwrap().failure();
+    let before = load(&ledger.rejected);
+    for _ in 0..10 {
+        assert!(long.try_acquire().unwrap_err().is_rejection());
+    }
+    assert_eq!(load(&ledger.rejected) - before, 10);
 }

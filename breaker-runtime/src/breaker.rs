@@ -212,10 +212,11 @@ impl Breaker {
     /// because an overloaded service takes that path more than any other but the closed one.
     #[inline]
     pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
-        if !observe::installed() {
-            if let Some(until) = self.far_from_probe(self.word()) {
-                return Err(self.rejected_open(Some(until)));
+        if let Some(until) = self.far_from_probe(self.word()) {
+            if observe::installed() {
+                self.observe_admission(false);
             }
+            return Err(self.rejected_open(Some(until)));
         }
         self.admit_slow()
     }
@@ -270,11 +271,9 @@ impl Breaker {
                 }
                 State::ForcedOpen => return Err(self.rejected_open(None)),
                 State::Open => {
-                    // Far from the deadline a coarse reading decides; the precise clock only
-                    // near it, so the probe is still admitted at the exact instant.
-                    if let Some(until) = self.far_from_probe(word) {
-                        return Err(self.rejected_open(Some(until)));
-                    }
+                    // A deadline far ahead was already answered by the coarse clock
+                    // (`admit_otherwise`); here the precise clock decides, so the probe comes
+                    // at the exact instant.
                     let until = self.open_until.load(Ordering::Acquire);
                     let now = clock::now();
                     if now < until {
