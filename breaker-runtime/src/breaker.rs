@@ -1,9 +1,9 @@
 //! The state machine: admission, recording, and every transition in one place.
 //!
 //! The closed circuit is the hot path and takes no lock: admission is one atomic load, recording
-//! goes to the lock-free window. Everything rarer (a transition, a half-open probe, an operator's
-//! command) runs under one mutex whose critical sections do no I/O, call no user code and never
-//! await. Every transition re-reads the state word under that mutex and goes ahead only if the
+//! goes to the lock-free window. Half-open probes take and give back their slots without a lock
+//! too. Everything rarer (a transition, an operator's command) runs under one mutex whose
+//! critical sections do no I/O, call no user code and never await. Every transition re-reads the state word under that mutex and goes ahead only if the
 //! word is still the one that prompted it, so racing tasks cause exactly one transition, and
 //! events are delivered after the mutex is released.
 
@@ -18,7 +18,7 @@ use crate::clock::{self, Nanos, duration_nanos};
 use crate::events::{self, Listeners, Subscription, Transition};
 use crate::observe::{self, CallEvent};
 use crate::permit::{Kind, Permit};
-use crate::probes::Probes;
+use crate::probes::{ProbeId, Probes};
 use crate::state::Word;
 use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::window::{Outcome, Tally, Window};
@@ -53,13 +53,13 @@ pub struct Breaker {
     /// When the open circuit admits its next probe; written before the state word announces Open.
     open_until: AtomicU64,
     window: Window,
+    probes: Probes,
     config: Config,
     cold: Mutex<Cold>,
 }
 
 /// What only the rare paths touch.
 struct Cold {
-    probes: Probes,
     /// Failed probes in a row since the circuit last closed: the break grows with it.
     failed_probes: u32,
     /// Clock reading of the last transition (at least 1), or `None` if there was none.
@@ -122,8 +122,8 @@ impl Breaker {
             state: AtomicU64::new(start.0),
             open_until: AtomicU64::new(0),
             window: Window::new(config.window(), start.generation()),
+            probes: Probes::new(config.probes()),
             cold: Mutex::new(Cold {
-                probes: Probes::new(config.probes()),
                 failed_probes: 0,
                 last_transition: None,
                 listeners: None,
@@ -225,8 +225,7 @@ impl Breaker {
     /// ahead; `None` when the precise clock has to decide (or the circuit is not open).
     #[inline]
     fn far_from_probe(&self, word: Word) -> Option<Nanos> {
-        // The coarse mark is only ever set on an open circuit.
-        if !word.coarse_clock() {
+        if !word.open_on_coarse_clock() {
             return None;
         }
         let until = self.open_until.load(Ordering::Acquire);
@@ -283,16 +282,7 @@ impl Breaker {
                         return Ok(permit);
                     }
                 }
-                State::HalfOpen => match self.admit_probe(word) {
-                    Admission::Probe(permit) => return Ok(permit),
-                    Admission::Full => {
-                        return Err(BreakerError::HalfOpenFull {
-                            breaker: self.name().clone(),
-                            probes: self.config.probes(),
-                        });
-                    }
-                    Admission::Moved => {}
-                },
+                State::HalfOpen => return self.admit_probe(word),
             }
             word = self.word();
         }
@@ -321,12 +311,11 @@ impl Breaker {
             if self.word() != seen {
                 return None;
             }
-            let event = self.transition(&mut cold, seen, State::HalfOpen, Tally::EMPTY, now);
             let generation = seen.next(State::HalfOpen).generation();
-            // The slots were just emptied, so the first probe always finds one.
-            let id = cold
-                .probes
-                .admit(now, duration_nanos(self.config.break_duration()));
+            // Taken before the period is announced, so no racing call can take the slot first;
+            // the slots of the periods before count as free, so there is always one.
+            let id = self.probes.admit(generation, now, self.give_up_after(seen));
+            let event = self.transition(&mut cold, seen, State::HalfOpen, Tally::EMPTY, now);
             let permit =
                 id.map(|id| Permit::new(self, Kind::Probe { generation, id }, self.start_clock()));
             (permit, event)
@@ -335,26 +324,46 @@ impl Breaker {
         permit
     }
 
-    fn admit_probe(&self, seen: Word) -> Admission<'_> {
-        let mut cold = self.cold();
-        if self.word() != seen {
-            return Admission::Moved;
-        }
-        let now = clock::now();
-        match cold
+    /// A probe, if a slot is free. A call admitted just as its period ends holds a slot of
+    /// that period, and its outcome is recorded nowhere, like any late outcome.
+    fn admit_probe(&self, word: Word) -> Result<Permit<'_>, BreakerError> {
+        let generation = word.generation();
+        match self
             .probes
-            .admit(now, duration_nanos(self.config.break_duration()))
+            .admit(generation, self.probe_clock(word), self.give_up_after(word))
         {
             Some(id) => {
-                drop(cold);
-                let kind = Kind::Probe {
-                    generation: seen.generation(),
-                    id,
-                };
-                Admission::Probe(Permit::new(self, kind, self.start_clock()))
+                let kind = Kind::Probe { generation, id };
+                Ok(Permit::new(self, kind, self.start_clock()))
             }
-            None => Admission::Full,
+            None => Err(BreakerError::HalfOpenFull {
+                breaker: self.name().clone(),
+                probes: self.config.probes(),
+            }),
         }
+    }
+
+    /// The clock that dates the probes of a half-open period: the coarse one where the circuit
+    /// opened on a clock that runs (a few milliseconds of error cannot matter against a break),
+    /// tokio's otherwise.
+    #[inline]
+    fn probe_clock(&self, word: Word) -> Nanos {
+        if word.coarse_clock() {
+            clock::estimate()
+        } else {
+            clock::now()
+        }
+    }
+
+    /// How long a probe may hold its slot: the break, and on the coarse clock the margin that
+    /// covers its error, so that a probe is never given up early.
+    fn give_up_after(&self, word: Word) -> Nanos {
+        let margin = if word.coarse_clock() {
+            clock::COARSE_MARGIN
+        } else {
+            0
+        };
+        duration_nanos(self.config.break_duration()).saturating_add(margin)
     }
 
     /// Records how a call admitted as `kind` ended. Ignored and cancelled calls record nothing,
@@ -447,30 +456,41 @@ impl Breaker {
         self.emit(event);
     }
 
+    fn finish_probe(&self, generation: u32, id: ProbeId, outcome: Option<Outcome>) {
+        // A probe whose period is over gives back nothing: its period's stamp is no longer
+        // in any slot the current period counts.
+        self.probes.release(id);
+        match outcome {
+            None => {}
+            Some(Outcome::Success) => {
+                let run = self.probes.succeeded(generation);
+                if run.is_some_and(|run| run >= self.config.probes()) {
+                    self.end_half_open(generation, State::Closed);
+                }
+            }
+            // A slow probe only exists when slow calls are detected, and then it fails.
+            Some(Outcome::Failure | Outcome::Slow) => self.end_half_open(generation, State::Open),
+        }
+    }
+
+    /// Closes the circuit after its run of successful probes, or opens it again after a failed
+    /// one, if the half-open period of `generation` is still on.
     #[cold]
-    fn finish_probe(&self, generation: u32, id: u64, outcome: Option<Outcome>) {
+    fn end_half_open(&self, generation: u32, to: State) {
         let event = {
             let mut cold = self.cold();
             let seen = self.word();
-            if seen != Word::new(generation, State::HalfOpen) {
+            if !seen.is(generation, State::HalfOpen) {
                 return;
             }
-            cold.probes.release(id);
-            match outcome {
-                None => return,
-                Some(Outcome::Success) => {
-                    cold.probes.successes += 1;
-                    if cold.probes.successes < self.config.probes() {
-                        return;
-                    }
-                    self.transition(&mut cold, seen, State::Closed, Tally::EMPTY, clock::now())
-                }
-                // A slow probe only exists when slow calls are detected, and then it fails.
-                Some(Outcome::Failure | Outcome::Slow) => {
-                    cold.failed_probes = cold.failed_probes.saturating_add(1);
-                    self.transition(&mut cold, seen, State::Open, Tally::EMPTY, clock::now())
-                }
-            }
+            let now = if to == State::Open {
+                cold.failed_probes = cold.failed_probes.saturating_add(1);
+                // The next break is timed from here: the precise clock.
+                clock::now()
+            } else {
+                self.probe_clock(seen)
+            };
+            self.transition(&mut cold, seen, to, Tally::EMPTY, now)
         };
         self.emit(event);
     }
@@ -486,7 +506,6 @@ impl Breaker {
         now: Nanos,
     ) -> Announcement {
         let mut next = from.next(to);
-        cold.probes.clear();
         match to {
             State::Closed => {
                 self.window.reset(next.generation());
@@ -500,7 +519,13 @@ impl Breaker {
                     next = next.with_coarse_clock();
                 }
             }
-            State::HalfOpen | State::ForcedOpen | State::Disabled => {}
+            State::HalfOpen => {
+                self.probes.begin(next.generation());
+                if from.coarse_clock() {
+                    next = next.with_coarse_clock();
+                }
+            }
+            State::ForcedOpen | State::Disabled => {}
         }
         // Release publishes the emptied window and the deadline with the new state.
         self.state.store(next.0, Ordering::Release);
@@ -617,9 +642,17 @@ impl Breaker {
     /// assert_eq!(snapshot.failure_rate, 50.0);
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        let (word, probes_in_flight, last_transition) = {
+        let (word, last_transition) = {
             let cold = self.cold();
-            (self.word(), cold.probes.in_flight(), cold.last_transition)
+            (self.word(), cold.last_transition)
+        };
+        let probes_in_flight = match word.state() {
+            State::HalfOpen => self.probes.in_flight(
+                word.generation(),
+                self.probe_clock(word),
+                self.give_up_after(word),
+            ),
+            _ => 0,
         };
         let tally = match word.state() {
             State::Closed => self.window.tally(word.generation(), clock::now),
@@ -655,7 +688,7 @@ impl Breaker {
         let listeners = cold.listeners.as_ref().map_or(0, |l| l.heap_bytes());
         std::mem::size_of::<Breaker>()
             + self.window.heap_bytes()
-            + cold.probes.heap_bytes()
+            + self.probes.heap_bytes()
             + listeners
     }
 }
@@ -670,13 +703,6 @@ struct Announcement {
     tally: Tally,
     listeners: Option<Arc<Listeners>>,
     registered: bool,
-}
-
-enum Admission<'a> {
-    Probe(Permit<'a>),
-    Full,
-    /// The state changed under us: look again.
-    Moved,
 }
 
 pub(crate) fn rate(part: u32, whole: u32) -> f64 {

@@ -51,8 +51,7 @@ pub(crate) fn now() -> Nanos {
 /// reading trails the precise clock by up to one kernel tick (10 ms at the slowest common tick
 /// rate), once when anchored and once when read; the margin covers both with room to spare, so
 /// the precise clock is always consulted in time.
-#[cfg(not(breaker_loom))]
-const COARSE_MARGIN: Nanos = 50_000_000;
+pub(crate) const COARSE_MARGIN: Nanos = 50_000_000;
 
 /// What to add to a coarse reading to put it on tokio's running clock (wrapping).
 #[cfg(not(breaker_loom))]
@@ -99,9 +98,15 @@ pub(crate) fn anchor_coarse() -> bool {
 #[cfg(not(breaker_loom))]
 #[inline]
 pub(crate) fn surely_before(deadline: Nanos) -> bool {
-    let estimate =
-        coarse_nanos().wrapping_add(COARSE_OFFSET.load(std::sync::atomic::Ordering::Relaxed));
-    estimate.saturating_add(COARSE_MARGIN) < deadline
+    estimate().saturating_add(COARSE_MARGIN) < deadline
+}
+
+/// tokio's running clock as the coarse clock puts it: within a kernel tick or so of the
+/// precise reading, either side. Only for a clock [`anchor_coarse`] said runs.
+#[cfg(not(breaker_loom))]
+#[inline]
+pub(crate) fn estimate() -> Nanos {
+    coarse_nanos().wrapping_add(COARSE_OFFSET.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// Model checks run on the model clock, which has no coarse twin.
@@ -113,6 +118,11 @@ pub(crate) fn anchor_coarse() -> bool {
 #[cfg(breaker_loom)]
 pub(crate) fn surely_before(_deadline: Nanos) -> bool {
     false
+}
+
+#[cfg(breaker_loom)]
+pub(crate) fn estimate() -> Nanos {
+    now()
 }
 
 pub(crate) fn to_nanos(instant: Instant) -> Nanos {

@@ -8,9 +8,10 @@
 
 use crate::sync::Ordering;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+// The probe counters are loom's, so that a thread may be preempted while it holds a probe.
+use loom::sync::atomic::AtomicUsize;
 use loom::thread;
 
 use crate::permit::Kind;
@@ -181,5 +182,71 @@ fn racing_records_into_one_time_bucket_are_all_counted() {
         race(&b, 2, |b, _| record(b, 0, Ending::Failure));
         let s = b.snapshot();
         assert_eq!((s.calls, s.failures, s.state), (2, 2, State::Closed));
+    });
+}
+
+#[test]
+fn racing_probes_hold_distinct_slots_and_close_the_circuit_once() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .count_window(1)
+                .break_duration(Duration::from_millis(1))
+                .probes(2),
+        );
+        record(&b, 0, Ending::Failure);
+        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let first = b.try_acquire().expect("the first probe");
+        assert!(first.is_probe());
+        let probing = Arc::new(AtomicUsize::new(1));
+        race(&b, 2, move |b, _| {
+            let Ok(permit) = b.try_acquire() else { return };
+            if permit.is_probe() {
+                assert!(
+                    probing.fetch_add(1, Ordering::SeqCst) < 2,
+                    "a third probe at once"
+                );
+                probing.fetch_sub(1, Ordering::SeqCst);
+            }
+            permit.success();
+        });
+        first.success();
+        assert_eq!(b.state(), State::Closed);
+        assert_eq!(b.generation(), 3, "open, half-open, and closed once");
+    });
+}
+
+#[test]
+fn a_probe_admitted_as_its_period_ends_holds_nothing_of_the_next() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .count_window(1)
+                .break_duration(Duration::from_millis(1))
+                .probes(1),
+        );
+        record(&b, 0, Ending::Failure);
+        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let first = b.try_acquire().expect("the first probe");
+        let hung = Arc::new(AtomicUsize::new(0));
+        let (b2, hung2) = (Arc::clone(&b), Arc::clone(&hung));
+        let late = thread::spawn(move || {
+            if let Ok(permit) = b2.try_acquire() {
+                hung2.fetch_add(1, Ordering::SeqCst);
+                // Never answers: it keeps whatever slot it took.
+                std::mem::forget(permit);
+            }
+        });
+        first.failure();
+        late.join().expect("no model thread panics");
+        assert_eq!(b.state(), State::Open);
+        crate::clock::MODEL_NOW.store(2 * MS, Ordering::SeqCst);
+        let next = b.try_acquire().expect("the next period's first probe");
+        assert!(next.is_probe());
+        assert_eq!(b.snapshot().probes_in_flight, 1, "only the new probe");
+        assert!(
+            hung.load(Ordering::SeqCst) <= 1,
+            "the late call was admitted at most once"
+        );
     });
 }

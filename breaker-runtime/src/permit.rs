@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::clock::Nanos;
+use crate::probes::ProbeId;
 use crate::{Breaker, Ending, IsFailure, Verdict};
 
 /// Leave from a [`Breaker`] to make one call; give it the call's outcome when the call ends.
@@ -35,7 +36,7 @@ pub(crate) enum Kind {
     /// A call through the closed circuit of this generation.
     Closed { generation: u32 },
     /// A half-open probe holding slot `id`.
-    Probe { generation: u32, id: u64 },
+    Probe { generation: u32, id: ProbeId },
     /// A call that records nothing: the breaker is disabled.
     Unrecorded,
     /// The outcome was given.

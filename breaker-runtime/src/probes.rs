@@ -1,98 +1,140 @@
-//! The half-open circuit's probe slots.
+//! The half-open circuit's probe slots and its run of successes, kept without a lock.
 //!
 //! At most `probes` calls hold a slot at once. A slot is freed by its probe's outcome, by its
 //! cancellation, or, for a probe that never answers, once it has held the slot for the break
 //! duration: a hung probe cannot keep the circuit half-open for ever.
+//!
+//! A held slot holds its probe's *stamp*: the low bits of the half-open period's generation and
+//! of the admission time. The stamp does three jobs at once. It names the
+//! holder, so that a probe gives back only its own slot (one compare-and-swap); it dates the
+//! holder, so that a hung one can be told without a clock per slot; and it names the period, so
+//! a slot taken in an earlier half-open period counts as free in a later one, and nothing has to
+//! be emptied when a period begins. Two holders of one slot never share a stamp: a slot is taken
+//! from a probe that still holds it only once that probe has held it for the break (which is
+//! never zero), and a slot of the same period is otherwise only retaken once freed.
 
 use crate::clock::Nanos;
+use crate::sync::{AtomicU64, Ordering};
 
-#[derive(Debug)]
 pub(crate) struct Probes {
-    slots: Box<[Slot]>,
-    /// No held slot was admitted before this (`Nanos::MAX` when none is held), so none can
-    /// have hung before this plus the break: until then, admission scans nothing.
-    earliest: Nanos,
-    /// Admissions so far (wrapping); a probe's id is this count above its slot's index.
-    admitted: u32,
-    /// Successful probes in a row in the current half-open period.
-    pub(crate) successes: u32,
+    slots: Box<[AtomicU64]>,
+    /// The period's generation in the high half and its successful probes in the low half,
+    /// so that a success from an earlier period is never counted in this one.
+    successes: AtomicU64,
 }
 
-/// Bits of a probe id that name its slot: room for [`MAX_PROBES`](crate::MAX_PROBES).
-const INDEX_BITS: u32 = 10;
-const _: () = assert!(crate::config::MAX_PROBES <= 1 << INDEX_BITS);
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Slot {
-    /// 0 while free; ids start above every index.
-    id: u64,
-    admitted_at: Nanos,
+/// A probe's claim on its slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeId {
+    index: u16,
+    stamp: u64,
 }
 
-impl Slot {
-    const FREE: Slot = Slot {
-        id: 0,
-        admitted_at: 0,
-    };
+const _: () = assert!(crate::config::MAX_PROBES <= u16::MAX as u32 + 1);
 
-    fn is_free(self) -> bool {
-        self.id == 0
+/// Bits of a stamp that hold the admission time, in nanoseconds: 2^56 ns is about 2.3 years.
+/// Above them one bit set in every stamp, so that no stamp is [`FREE`], and the period's tag.
+const TIME_BITS: u32 = 56;
+const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
+const HELD: u64 = 1 << TIME_BITS;
+const TAG_SHIFT: u32 = TIME_BITS + 1;
+const FREE: u64 = 0;
+/// How far another thread's reading may run ahead of ours: a stamp up to this far "in the
+/// future" is a probe that has just started.
+const SKEW: Nanos = 1_000_000_000;
+
+/// The stamp of a probe admitted at `now` in the period of `generation`.
+fn stamp(generation: u32, now: Nanos) -> u64 {
+    (u64::from(period_tag(generation)) << TAG_SHIFT) | HELD | (now & TIME_MASK)
+}
+
+/// The low 7 bits of the generation: the periods a stale slot could be confused with are 128
+/// half-open periods apart, and by then its probe has long hung, so the slot is takeable anyway.
+fn period_tag(generation: u32) -> u8 {
+    (generation & 0x7f) as u8
+}
+
+fn tag_of(stamp: u64) -> u8 {
+    (stamp >> TAG_SHIFT) as u8
+}
+
+/// Whether the slot can be given to a new probe of the period `generation` at `now`.
+fn takeable(held: u64, generation: u32, now: Nanos, give_up_after: Nanos) -> bool {
+    if held == FREE || tag_of(held) != period_tag(generation) {
+        return true;
     }
+    let held_for = now.wrapping_sub(held) & TIME_MASK;
+    let just_started = held_for > TIME_MASK - SKEW;
+    !just_started && held_for >= give_up_after
 }
 
 impl Probes {
     pub(crate) fn new(capacity: u32) -> Probes {
         Probes {
-            slots: vec![Slot::FREE; capacity as usize].into_boxed_slice(),
-            earliest: Nanos::MAX,
-            admitted: 0,
-            successes: 0,
+            slots: (0..capacity).map(|_| AtomicU64::new(FREE)).collect(),
+            successes: AtomicU64::new(0),
         }
     }
 
-    /// Empties every slot for a new half-open period.
-    pub(crate) fn clear(&mut self) {
-        self.slots.fill(Slot::FREE);
-        self.earliest = Nanos::MAX;
-        self.successes = 0;
+    /// Starts the half-open period of `generation` with no success. Called before the state word
+    /// announces the period, whose Release store publishes this.
+    pub(crate) fn begin(&self, generation: u32) {
+        self.successes
+            .store(u64::from(generation) << 32, Ordering::Relaxed);
     }
 
-    /// Takes a slot for a new probe, first freeing those held for `give_up_after` or longer.
-    /// The slots are only scanned for hung probes once one may have hung, so admitting a probe
-    /// costs no scan while the probes answer in time.
-    pub(crate) fn admit(&mut self, now: Nanos, give_up_after: Nanos) -> Option<u64> {
-        if now.saturating_sub(self.earliest) >= give_up_after {
-            self.free_hung(now, give_up_after);
-        }
-        let index = self.slots.iter().position(|slot| slot.is_free())?;
-        // Never 0, so an id is never the free mark, even for slot 0 after a wrap.
-        self.admitted = self.admitted.wrapping_add(1).max(1);
-        let id = (u64::from(self.admitted) << INDEX_BITS) | index as u64;
-        self.slots[index] = Slot {
-            id,
-            admitted_at: now,
-        };
-        self.earliest = self.earliest.min(now);
-        Some(id)
-    }
-
-    fn free_hung(&mut self, now: Nanos, give_up_after: Nanos) {
-        let mut earliest = Nanos::MAX;
-        for slot in self.slots.iter_mut().filter(|slot| !slot.is_free()) {
-            if now.saturating_sub(slot.admitted_at) >= give_up_after {
-                *slot = Slot::FREE;
-            } else {
-                earliest = earliest.min(slot.admitted_at);
+    /// Takes a slot for a probe of the period `generation`: a free one, or one whose probe has
+    /// held it for `give_up_after` or longer. `None` when every slot is busy.
+    pub(crate) fn admit(
+        &self,
+        generation: u32,
+        now: Nanos,
+        give_up_after: Nanos,
+    ) -> Option<ProbeId> {
+        let stamp = stamp(generation, now);
+        for (index, slot) in self.slots.iter().enumerate() {
+            let mut held = slot.load(Ordering::Relaxed);
+            while takeable(held, generation, now, give_up_after) {
+                match slot.compare_exchange_weak(held, stamp, Ordering::AcqRel, Ordering::Relaxed) {
+                    Ok(_) => {
+                        return Some(ProbeId {
+                            index: index as u16,
+                            stamp,
+                        });
+                    }
+                    Err(now_held) => held = now_held,
+                }
             }
         }
-        self.earliest = earliest;
+        None
     }
 
-    /// Frees the probe's slot, if it still holds one.
-    pub(crate) fn release(&mut self, id: u64) {
-        let index = (id & ((1 << INDEX_BITS) - 1)) as usize;
-        if let Some(slot) = self.slots.get_mut(index).filter(|slot| slot.id == id) {
-            *slot = Slot::FREE;
+    /// Gives the probe's slot back, if it still holds it.
+    pub(crate) fn release(&self, probe: ProbeId) {
+        if let Some(slot) = self.slots.get(usize::from(probe.index)) {
+            // Fails when the slot was taken from a hung probe: the new holder keeps it.
+            let _ = slot.compare_exchange(probe.stamp, FREE, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a successful probe of the period `generation`: the run of successes so far, or
+    /// `None` when that period is over.
+    pub(crate) fn succeeded(&self, generation: u32) -> Option<u32> {
+        let mut current = self.successes.load(Ordering::Relaxed);
+        loop {
+            if (current >> 32) as u32 != generation {
+                return None;
+            }
+            let next = current.wrapping_add(1);
+            match self.successes.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(next as u32),
+                Err(actual) => current = actual,
+            }
         }
     }
 
@@ -101,70 +143,93 @@ impl Probes {
         std::mem::size_of_val(&*self.slots)
     }
 
-    pub(crate) fn in_flight(&self) -> u32 {
-        self.slots.iter().filter(|s| !s.is_free()).count() as u32
+    /// Probes of the period `generation` holding a slot at `now`: a hung probe has given
+    /// its slot up, whether or not a new probe took it yet.
+    pub(crate) fn in_flight(&self, generation: u32, now: Nanos, give_up_after: Nanos) -> u32 {
+        self.slots
+            .iter()
+            .filter(|slot| !takeable(slot.load(Ordering::Relaxed), generation, now, give_up_after))
+            .count() as u32
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(breaker_loom)))]
 mod tests {
     use super::*;
 
+    const US: Nanos = 1_000;
+
     #[test]
     fn admits_up_to_capacity_and_frees_on_release() {
-        let mut probes = Probes::new(2);
-        let a = probes.admit(0, 100).unwrap();
-        let _b = probes.admit(0, 100).unwrap();
-        assert_eq!(probes.admit(0, 100), None);
+        let probes = Probes::new(2);
+        let a = probes.admit(7, 0, 100 * US).unwrap();
+        let _b = probes.admit(7, 0, 100 * US).unwrap();
+        assert_eq!(probes.admit(7, 0, 100 * US), None);
         probes.release(a);
-        assert!(probes.admit(0, 100).is_some());
-        assert_eq!(probes.in_flight(), 2);
+        assert!(probes.admit(7, 0, 100 * US).is_some());
+        assert_eq!(probes.in_flight(7, 0, 100 * US), 2);
     }
 
     #[test]
-    fn hung_probes_are_freed_at_the_first_admission_after_they_hang() {
-        let mut probes = Probes::new(3);
-        let hung = probes.admit(0, 100).unwrap();
-        let _ = probes.admit(50, 100).unwrap();
-        assert_eq!(probes.in_flight(), 2);
-        let _ = probes.admit(120, 100).unwrap();
+    fn hung_probes_give_up_their_slot_to_the_first_admission_after_they_hang() {
+        let probes = Probes::new(2);
+        let hung = probes.admit(1, 0, 100 * US).unwrap();
+        let _ = probes.admit(1, 50 * US, 100 * US).unwrap();
+        assert_eq!(probes.admit(1, 100 * US - 1, 100 * US), None, "not yet");
+        assert_eq!(probes.in_flight(1, 100 * US, 100 * US), 1, "one has hung");
+        let next = probes
+            .admit(1, 100 * US, 100 * US)
+            .expect("the first hung at 100 µs");
+        assert_eq!(probes.in_flight(1, 100 * US, 100 * US), 2);
+        probes.release(hung);
         assert_eq!(
-            probes.in_flight(),
+            probes.in_flight(1, 100 * US, 100 * US),
             2,
-            "the first gave up its slot, the second runs on"
+            "its late release frees nothing"
         );
-        probes.release(hung);
-        assert_eq!(probes.in_flight(), 2, "its late answer frees nothing");
-        let _ = probes.admit(149, 100).unwrap();
-        assert_eq!(probes.admit(149, 100), None);
-        assert!(probes.admit(150, 100).is_some(), "the second hung at 150");
-    }
-
-    #[test]
-    fn ids_name_their_slot_and_are_never_reused() {
-        let mut probes = Probes::new(3);
-        let mut seen = std::collections::HashSet::new();
-        for _ in 0..10 {
-            let id = probes.admit(0, 100).unwrap();
-            assert!(seen.insert(id));
-            probes.release(id);
-        }
-        assert_eq!(probes.in_flight(), 0);
-    }
-
-    #[test]
-    fn a_probe_held_for_the_break_gives_up_its_slot() {
-        let mut probes = Probes::new(1);
-        let hung = probes.admit(10, 100).unwrap();
-        assert_eq!(probes.admit(109, 100), None);
-        let next = probes.admit(110, 100).unwrap();
-        probes.release(hung);
-        assert_eq!(
-            probes.in_flight(),
-            1,
-            "the hung probe's late release frees nothing of the next"
+        assert_eq!(probes.admit(1, 150 * US - 1, 100 * US), None);
+        assert!(
+            probes.admit(1, 150 * US, 100 * US).is_some(),
+            "the second hung at 150 µs"
         );
         probes.release(next);
-        assert_eq!(probes.in_flight(), 0);
+        assert_eq!(probes.in_flight(1, 150 * US, 100 * US), 1);
+    }
+
+    #[test]
+    fn a_probe_admitted_a_hair_later_elsewhere_is_not_hung() {
+        let probes = Probes::new(1);
+        let _ = probes.admit(1, 10 * US, 100 * US).unwrap();
+        assert_eq!(probes.admit(1, 9 * US, 100 * US), None);
+    }
+
+    #[test]
+    fn a_slot_of_an_earlier_period_is_free_in_the_next() {
+        let probes = Probes::new(1);
+        let stale = probes.admit(1, 0, 100 * US).unwrap();
+        assert_eq!(probes.in_flight(3, 0, 100 * US), 0);
+        let current = probes
+            .admit(3, 0, 100 * US)
+            .expect("the old holder's period is over");
+        probes.release(stale);
+        assert_eq!(
+            probes.in_flight(3, 0, 100 * US),
+            1,
+            "the stale release frees nothing"
+        );
+        probes.release(current);
+        assert_eq!(probes.in_flight(3, 0, 100 * US), 0);
+    }
+
+    #[test]
+    fn successes_count_only_in_their_own_period() {
+        let probes = Probes::new(1);
+        probes.begin(4);
+        assert_eq!(probes.succeeded(4), Some(1));
+        assert_eq!(probes.succeeded(3), None);
+        assert_eq!(probes.succeeded(4), Some(2));
+        probes.begin(6);
+        assert_eq!(probes.succeeded(4), None);
+        assert_eq!(probes.succeeded(6), Some(1));
     }
 }

@@ -73,10 +73,11 @@ impl fmt::Display for State {
 }
 
 /// The packed state word: generation in the high 32 bits, state in the low byte, and above it
-/// whether an open circuit may judge its break with the coarse clock.
+/// whether the open circuit, and the half-open one after it, may read the coarse clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
+const STATE_BITS: u64 = 0xff;
 const COARSE_CLOCK: u64 = 1 << 8;
 
 impl Word {
@@ -85,7 +86,8 @@ impl Word {
     }
 
     /// The same word, marking that the circuit opened where tokio's clock runs and cannot be
-    /// paused, so a rejection may compare the deadline with the coarse clock.
+    /// paused, so a rejection may compare the deadline with the coarse clock, and the half-open
+    /// period that follows may date its probes by it.
     pub(crate) const fn with_coarse_clock(self) -> Word {
         Word(self.0 | COARSE_CLOCK)
     }
@@ -94,12 +96,23 @@ impl Word {
         self.0 & COARSE_CLOCK != 0
     }
 
+    /// An open circuit whose break the coarse clock may judge.
+    #[inline]
+    pub(crate) const fn open_on_coarse_clock(self) -> bool {
+        self.0 & (STATE_BITS | COARSE_CLOCK) == State::Open.code() | COARSE_CLOCK
+    }
+
+    /// The same state of the same period, whichever clock judges it.
+    pub(crate) const fn is(self, generation: u32, state: State) -> bool {
+        self.0 & !COARSE_CLOCK == Word::new(generation, state).0
+    }
+
     pub(crate) const fn generation(self) -> u32 {
         (self.0 >> 32) as u32
     }
 
     pub(crate) const fn state(self) -> State {
-        State::from_code(self.0 & 0xff)
+        State::from_code(self.0 & STATE_BITS)
     }
 
     /// The word after a transition to `to`: the next generation.
