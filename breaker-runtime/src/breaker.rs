@@ -457,15 +457,16 @@ impl Breaker {
     }
 
     fn finish_probe(&self, generation: u32, id: ProbeId, outcome: Option<Outcome>) {
-        // A probe whose period is over gives back nothing: its period's stamp is no longer
-        // in any slot the current period counts.
-        self.probes.release(id);
+        // An outcome that ends the period leaves its slot as it is: the next half-open period
+        // counts every slot of this one as free.
         match outcome {
-            None => {}
+            None => self.probes.release(id),
             Some(Outcome::Success) => {
                 let run = self.probes.succeeded(generation);
                 if run.is_some_and(|run| run >= self.config.probes()) {
                     self.end_half_open(generation, State::Closed);
+                } else {
+                    self.probes.release(id);
                 }
             }
             // A slow probe only exists when slow calls are detected, and then it fails.
@@ -782,5 +783,30 @@ mod coarse_clock {
         assert!(err.retry_after().is_some_and(|left| left <= break_duration));
         std::thread::sleep(break_duration);
         assert!(breaker.try_acquire().unwrap().is_probe());
+    }
+
+    // Likewise on a running clock: the half-open period after such a circuit dates its probes
+    // by the coarse clock, and holds a hung probe's slot for the break plus the coarse margin,
+    // never less.
+    #[test]
+    fn its_half_open_period_gives_a_hung_probe_up_after_the_break_and_the_margin() {
+        let break_duration = Duration::from_millis(20);
+        let breaker = opened(break_duration);
+        std::thread::sleep(break_duration);
+        let hung = breaker.try_acquire().unwrap();
+        assert!(hung.is_probe());
+        assert_eq!(breaker.state(), State::HalfOpen);
+        assert!(breaker.word().coarse_clock());
+        assert!(breaker.try_acquire().is_err(), "its one slot is taken");
+        std::thread::sleep(break_duration);
+        assert_eq!(breaker.snapshot().probes_in_flight, 1, "within the margin");
+        // The margin, and a kernel tick or two by which the coarse clock may trail.
+        std::thread::sleep(Duration::from_nanos(crate::clock::COARSE_MARGIN) + break_duration);
+        assert_eq!(breaker.snapshot().probes_in_flight, 0);
+        assert!(
+            breaker.try_acquire().unwrap().is_probe(),
+            "the hung probe's slot"
+        );
+        drop(hung);
     }
 }
