@@ -99,7 +99,8 @@ pub struct Snapshot {
     pub failure_rate: f64,
     /// Slow successes as a percentage of the window's outcomes.
     pub slow_rate: f64,
-    /// Probes running now (half-open only).
+    /// Probes holding a slot now (half-open only): a probe that has run for the break has
+    /// given its slot up, and no longer counts.
     pub probes_in_flight: u32,
     /// When the open circuit admits its next probe.
     pub next_probe_at: Option<Instant>,
@@ -460,13 +461,13 @@ impl Breaker {
         // An outcome that ends the period leaves its slot as it is: the next half-open period
         // counts every slot of this one as free.
         match outcome {
-            None => self.probes.release(id),
+            None => self.probes.release(generation, id),
             Some(Outcome::Success) => {
                 let run = self.probes.succeeded(generation);
                 if run.is_some_and(|run| run >= self.config.probes()) {
                     self.end_half_open(generation, State::Closed);
                 } else {
-                    self.probes.release(id);
+                    self.probes.release(generation, id);
                 }
             }
             // A slow probe only exists when slow calls are detected, and then it fails.
@@ -727,6 +728,12 @@ impl fmt::Debug for Breaker {
 #[cfg(test)]
 mod footprint {
     use crate::{Breaker, Config};
+
+    #[test]
+    fn a_permit_fits_in_five_words() {
+        // Larger, and a closed admission hands its permit over through memory, not registers.
+        assert!(std::mem::size_of::<crate::Permit<'_>>() <= 40);
+    }
 
     #[test]
     fn a_breaker_with_a_count_window_of_100_fits_in_256_bytes_heap_included() {

@@ -4,10 +4,11 @@
 //! rule (break durations, time windows, slow calls, timeouts) without sleeping. Readings are kept
 //! as nanoseconds since a process-wide origin so that they fit in one atomic word.
 //!
-//! One question is also put to a coarse clock (the kernel's last tick): whether an open
-//! circuit's break is still well ahead. That is the question every rejection asks, and the
-//! coarse clock answers it for about a quarter of the price, but only where tokio's clock runs
-//! and cannot be paused, and only far enough from the deadline that its error cannot matter.
+//! Two questions are also put to a coarse clock (the kernel's last tick), for about a quarter
+//! of the price, but only where tokio's clock runs and cannot be paused: whether an open
+//! circuit's break is still well ahead (the question every rejection asks; near the deadline
+//! the precise clock answers), and when a half-open probe was admitted (against which a hung
+//! probe is timed, with a margin that covers the coarse clock's error).
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -23,18 +23,15 @@ pub(crate) struct Probes {
     successes: AtomicU64,
 }
 
-/// A probe's claim on its slot.
+/// A probe's claim on its slot: the slot's index above the admission time. With the period's
+/// generation, which the permit keeps anyway, it gives the stamp back; one word keeps every
+/// permit small enough to be handed over in registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProbeId {
-    index: u16,
-    stamp: u64,
-}
+pub(crate) struct ProbeId(u64);
 
-const _: () = assert!(crate::config::MAX_PROBES <= u16::MAX as u32 + 1);
-
-/// Bits of a stamp that hold the admission time, in nanoseconds: 2^56 ns is about 2.3 years.
+/// Bits of a stamp that hold the admission time, in nanoseconds: 2^54 ns is about 208 days.
 /// Above them one bit set in every stamp, so that no stamp is [`FREE`], and the period's tag.
-const TIME_BITS: u32 = 56;
+const TIME_BITS: u32 = 54;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
 const HELD: u64 = 1 << TIME_BITS;
 const TAG_SHIFT: u32 = TIME_BITS + 1;
@@ -43,19 +40,35 @@ const FREE: u64 = 0;
 /// future" is a probe that has just started.
 const SKEW: Nanos = 1_000_000_000;
 
+const _: () = assert!(crate::config::MAX_PROBES <= 1 << (64 - TIME_BITS));
+
+impl ProbeId {
+    fn new(index: usize, now: Nanos) -> ProbeId {
+        ProbeId(((index as u64) << TIME_BITS) | (now & TIME_MASK))
+    }
+
+    fn index(self) -> usize {
+        (self.0 >> TIME_BITS) as usize
+    }
+
+    fn stamp(self, generation: u32) -> u64 {
+        stamp(generation, self.0)
+    }
+}
+
 /// The stamp of a probe admitted at `now` in the period of `generation`.
 fn stamp(generation: u32, now: Nanos) -> u64 {
     (u64::from(period_tag(generation)) << TAG_SHIFT) | HELD | (now & TIME_MASK)
 }
 
-/// The low 7 bits of the generation: the periods a stale slot could be confused with are 128
+/// The low 9 bits of the generation: the periods a stale slot could be confused with are 512
 /// half-open periods apart, and by then its probe has long hung, so the slot is takeable anyway.
-fn period_tag(generation: u32) -> u8 {
-    (generation & 0x7f) as u8
+fn period_tag(generation: u32) -> u16 {
+    (generation & 0x1ff) as u16
 }
 
-fn tag_of(stamp: u64) -> u8 {
-    (stamp >> TAG_SHIFT) as u8
+fn tag_of(stamp: u64) -> u16 {
+    (stamp >> TAG_SHIFT) as u16
 }
 
 /// Whether the slot can be given to a new probe of the period `generation` at `now`.
@@ -96,12 +109,7 @@ impl Probes {
             let mut held = slot.load(Ordering::Relaxed);
             while takeable(held, generation, now, give_up_after) {
                 match slot.compare_exchange_weak(held, stamp, Ordering::AcqRel, Ordering::Relaxed) {
-                    Ok(_) => {
-                        return Some(ProbeId {
-                            index: index as u16,
-                            stamp,
-                        });
-                    }
+                    Ok(_) => return Some(ProbeId::new(index, now)),
                     Err(now_held) => held = now_held,
                 }
             }
@@ -109,11 +117,12 @@ impl Probes {
         None
     }
 
-    /// Gives the probe's slot back, if it still holds it.
-    pub(crate) fn release(&self, probe: ProbeId) {
-        if let Some(slot) = self.slots.get(usize::from(probe.index)) {
+    /// Gives back the slot of a probe of the period `generation`, if it still holds it.
+    pub(crate) fn release(&self, generation: u32, probe: ProbeId) {
+        if let Some(slot) = self.slots.get(probe.index()) {
             // Fails when the slot was taken from a hung probe: the new holder keeps it.
-            let _ = slot.compare_exchange(probe.stamp, FREE, Ordering::AcqRel, Ordering::Relaxed);
+            let stamp = probe.stamp(generation);
+            let _ = slot.compare_exchange(stamp, FREE, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 
@@ -165,7 +174,7 @@ mod tests {
         let a = probes.admit(7, 0, 100 * US).unwrap();
         let _b = probes.admit(7, 0, 100 * US).unwrap();
         assert_eq!(probes.admit(7, 0, 100 * US), None);
-        probes.release(a);
+        probes.release(7, a);
         assert!(probes.admit(7, 0, 100 * US).is_some());
         assert_eq!(probes.in_flight(7, 0, 100 * US), 2);
     }
@@ -181,7 +190,7 @@ mod tests {
             .admit(1, 100 * US, 100 * US)
             .expect("the first hung at 100 µs");
         assert_eq!(probes.in_flight(1, 100 * US, 100 * US), 2);
-        probes.release(hung);
+        probes.release(1, hung);
         assert_eq!(
             probes.in_flight(1, 100 * US, 100 * US),
             2,
@@ -192,7 +201,7 @@ mod tests {
             probes.admit(1, 150 * US, 100 * US).is_some(),
             "the second hung at 150 µs"
         );
-        probes.release(next);
+        probes.release(1, next);
         assert_eq!(probes.in_flight(1, 150 * US, 100 * US), 1);
     }
 
@@ -211,13 +220,13 @@ mod tests {
         let current = probes
             .admit(3, 0, 100 * US)
             .expect("the old holder's period is over");
-        probes.release(stale);
+        probes.release(1, stale);
         assert_eq!(
             probes.in_flight(3, 0, 100 * US),
             1,
             "the stale release frees nothing"
         );
-        probes.release(current);
+        probes.release(3, current);
         assert_eq!(probes.in_flight(3, 0, 100 * US), 0);
     }
 
