@@ -28,6 +28,21 @@ fn record(b: &Breaker, generation: u32, ending: Ending) {
     b.finish(Kind::Closed { generation }, None, ending);
 }
 
+/// A breaker with `probes` probe slots whose circuit opened on a 1 ms break that has just
+/// passed: its next call moves it to half-open.
+fn tripped_with_break_over(probes: u32) -> Arc<Breaker> {
+    let b = breaker(
+        Config::builder()
+            .count_window(1)
+            .break_duration(Duration::from_millis(1))
+            .probes(probes),
+    );
+    record(&b, 0, Ending::Failure);
+    assert_eq!(b.state(), State::Open);
+    crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+    b
+}
+
 /// Runs `work(breaker, i)` on `threads` model threads at once, and waits for them.
 fn race(b: &Arc<Breaker>, threads: usize, work: impl Fn(&Breaker, usize) + Send + Sync + 'static) {
     let work = Arc::new(work);
@@ -65,15 +80,7 @@ fn racing_recorders_open_the_circuit_exactly_once() {
 #[test]
 fn half_open_never_runs_more_than_its_probes() {
     loom::model(|| {
-        let b = breaker(
-            Config::builder()
-                .count_window(1)
-                .break_duration(Duration::from_millis(1))
-                .probes(1),
-        );
-        record(&b, 0, Ending::Failure);
-        assert_eq!(b.state(), State::Open);
-        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let b = tripped_with_break_over(1);
         let probing = Arc::new(AtomicUsize::new(0));
         race(&b, 2, move |b, _| {
             let Ok(permit) = b.try_acquire() else { return };
@@ -94,14 +101,7 @@ fn half_open_never_runs_more_than_its_probes() {
 #[test]
 fn a_cancelled_or_failed_probe_frees_its_slot() {
     loom::model(|| {
-        let b = breaker(
-            Config::builder()
-                .count_window(1)
-                .break_duration(Duration::from_millis(1))
-                .probes(1),
-        );
-        record(&b, 0, Ending::Failure);
-        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let b = tripped_with_break_over(1);
         race(&b, 2, |b, _| {
             if let Ok(permit) = b.try_acquire() {
                 drop(permit); // cancelled
@@ -188,14 +188,7 @@ fn racing_records_into_one_time_bucket_are_all_counted() {
 #[test]
 fn racing_probes_hold_distinct_slots_and_close_the_circuit_once() {
     loom::model(|| {
-        let b = breaker(
-            Config::builder()
-                .count_window(1)
-                .break_duration(Duration::from_millis(1))
-                .probes(2),
-        );
-        record(&b, 0, Ending::Failure);
-        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let b = tripped_with_break_over(2);
         let first = b.try_acquire().expect("the first probe");
         assert!(first.is_probe());
         let probing = Arc::new(AtomicUsize::new(1));
@@ -219,14 +212,7 @@ fn racing_probes_hold_distinct_slots_and_close_the_circuit_once() {
 #[test]
 fn a_probe_admitted_as_its_period_ends_holds_nothing_of_the_next() {
     loom::model(|| {
-        let b = breaker(
-            Config::builder()
-                .count_window(1)
-                .break_duration(Duration::from_millis(1))
-                .probes(1),
-        );
-        record(&b, 0, Ending::Failure);
-        crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+        let b = tripped_with_break_over(1);
         let first = b.try_acquire().expect("the first probe");
         let hung = Arc::new(AtomicUsize::new(0));
         let (b2, hung2) = (Arc::clone(&b), Arc::clone(&hung));
