@@ -3,9 +3,10 @@
 //! The closed circuit is the hot path and takes no lock: admission is one atomic load, recording
 //! goes to the lock-free window. Half-open probes take and give back their slots without a lock
 //! too. Everything rarer (a transition, an operator's command) runs under one mutex whose
-//! critical sections do no I/O, call no user code and never await. Every transition re-reads the state word under that mutex and goes ahead only if the
-//! word is still the one that prompted it, so racing tasks cause exactly one transition, and
-//! events are delivered after the mutex is released.
+//! critical sections do no I/O, call no user code and never await. Every transition re-reads
+//! the state word under that mutex and goes ahead only if the word is still the one that
+//! prompted it, so racing tasks cause exactly one transition, and events are delivered after
+//! the mutex is released.
 
 use std::fmt;
 use std::num::NonZeroU64;
