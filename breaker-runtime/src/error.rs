@@ -1,6 +1,7 @@
 //! Why the breaker answered instead of the dependency.
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -118,27 +119,35 @@ impl BreakerError {
 /// assert!(probe.remaining() <= Duration::from_secs(5));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ProbeTime(Nanos);
+pub struct ProbeTime(
+    // The reading plus one, never zero, so that `Option<ProbeTime>` is one word: a rejection
+    // is then small enough to be moved in whole words.
+    NonZeroU64,
+);
 
 impl ProbeTime {
     pub(crate) fn from_nanos(nanos: Nanos) -> ProbeTime {
-        ProbeTime(nanos)
+        ProbeTime(NonZeroU64::MIN.saturating_add(nanos))
+    }
+
+    fn nanos(self) -> Nanos {
+        self.0.get() - 1
     }
 
     /// The instant the next probe is let through.
     pub fn instant(self) -> Instant {
-        clock::to_instant(self.0)
+        clock::to_instant(self.nanos())
     }
 
     /// How long until then; zero once it has passed.
     pub fn remaining(self) -> Duration {
-        Duration::from_nanos(self.0.saturating_sub(clock::now()))
+        Duration::from_nanos(self.nanos().saturating_sub(clock::now()))
     }
 }
 
 impl From<Instant> for ProbeTime {
     fn from(at: Instant) -> ProbeTime {
-        ProbeTime(clock::to_nanos(at))
+        ProbeTime::from_nanos(clock::to_nanos(at))
     }
 }
 

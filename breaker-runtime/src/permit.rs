@@ -80,6 +80,7 @@ impl<'a> Permit<'a> {
     }
 
     /// Records the call's returned value, classified through [`IsFailure`].
+    #[inline]
     pub fn record_value<T: IsFailure + ?Sized>(self, value: &T) {
         self.record(Verdict::of(value));
     }
