@@ -9,7 +9,8 @@
 //! holder, so that a probe gives back only its own slot (one compare-and-swap); it dates the
 //! holder, so that a hung one can be told without a clock per slot; and it names the period, so
 //! a slot taken in an earlier half-open period counts as free in a later one, and nothing has to
-//! be emptied when a period begins. Two holders of one slot never share a stamp: a slot is taken
+//! be emptied when a period begins, while a call that saw an earlier period and takes its slot
+//! late never takes one held in a later period. Two holders of one slot never share a stamp: a slot is taken
 //! from a probe that still holds it only once that probe has held it for the break (which is
 //! never zero), and a slot of the same period is otherwise only retaken once freed.
 
@@ -61,10 +62,19 @@ fn stamp(generation: u32, now: Nanos) -> u64 {
     (u64::from(period_tag(generation)) << TAG_SHIFT) | HELD | (now & TIME_MASK)
 }
 
-/// The low 9 bits of the generation: the periods a stale slot could be confused with are 512
-/// half-open periods apart, and by then its probe has long hung, so the slot is takeable anyway.
+/// The low 9 bits of the generation. Tags are compared as a circle: of two periods less than
+/// 256 generations apart, the later one is known, which is all a slot needs (a half-open period
+/// lasts at least a break, so a call 256 generations late does not happen).
 fn period_tag(generation: u32) -> u16 {
-    (generation & 0x1ff) as u16
+    (generation & TAG_MASK) as u16
+}
+
+const TAG_MASK: u32 = 0x1ff;
+
+/// Whether period tag `a` comes after tag `b`.
+fn later(a: u16, b: u16) -> bool {
+    let ahead = u32::from(a.wrapping_sub(b)) & TAG_MASK;
+    ahead != 0 && ahead <= TAG_MASK / 2
 }
 
 fn tag_of(stamp: u64) -> u16 {
@@ -73,8 +83,14 @@ fn tag_of(stamp: u64) -> u16 {
 
 /// Whether the slot can be given to a new probe of the period `generation` at `now`.
 fn takeable(held: u64, generation: u32, now: Nanos, give_up_after: Nanos) -> bool {
-    if held == FREE || tag_of(held) != period_tag(generation) {
+    if held == FREE {
         return true;
+    }
+    let (ours, theirs) = (period_tag(generation), tag_of(held));
+    if ours != theirs {
+        // Held in an earlier period, which is over: free. Held in a later one: this call is
+        // late for a period that is over, and must not take a slot from the current one.
+        return later(ours, theirs);
     }
     let held_for = now.wrapping_sub(held) & TIME_MASK;
     let just_started = held_for > TIME_MASK - SKEW;
@@ -228,6 +244,33 @@ mod tests {
         );
         probes.release(3, current);
         assert_eq!(probes.in_flight(3, 0, 100 * US), 0);
+    }
+
+    #[test]
+    fn a_call_late_for_its_period_takes_no_slot_of_a_later_one() {
+        let probes = Probes::new(1);
+        let current = probes.admit(6, 0, 100 * US).unwrap();
+        assert_eq!(probes.admit(4, 0, 100 * US), None, "period 4 is over");
+        assert_eq!(probes.in_flight(6, 0, 100 * US), 1);
+        probes.release(6, current);
+        // Late, but the slot is free: it takes it, and period 6 still counts it as free.
+        let late = probes.admit(4, 0, 100 * US).unwrap();
+        assert_eq!(probes.in_flight(6, 0, 100 * US), 0);
+        assert!(probes.admit(6, 0, 100 * US).is_some());
+        probes.release(4, late);
+        assert_eq!(
+            probes.in_flight(6, 0, 100 * US),
+            1,
+            "the late release freed nothing"
+        );
+    }
+
+    #[test]
+    fn period_tags_compare_around_the_circle() {
+        assert!(later(1, 0) && !later(0, 1) && !later(3, 3));
+        assert!(later(0, 0x1ff), "the tag after the last is the first");
+        assert!(later(period_tag(700), period_tag(600)));
+        assert!(!later(period_tag(600), period_tag(700)));
     }
 
     #[test]
