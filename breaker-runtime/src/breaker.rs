@@ -2,11 +2,11 @@
 //!
 //! The closed circuit is the hot path and takes no lock: admission is one atomic load, recording
 //! goes to the lock-free window. Half-open probes take and give back their slots without a lock
-//! too. Everything rarer (a transition, an operator's command) runs under one mutex whose
-//! critical sections do no I/O, call no user code and never await. Every transition re-reads
-//! the state word under that mutex and goes ahead only if the word is still the one that
-//! prompted it, so racing tasks cause exactly one transition, and events are delivered after
-//! the mutex is released.
+//! too, and so does the first call after the break, which moves the open circuit to half-open.
+//! Every other transition, and an operator's command, runs under one mutex whose critical
+//! sections do no I/O, call no user code and never await. Every transition publishes its new
+//! state word with a compare-and-swap from the word that prompted it, so racing tasks cause
+//! exactly one transition, and events are delivered after the mutex is released.
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -21,7 +21,7 @@ use crate::observe::{self, CallEvent};
 use crate::permit::{Kind, Permit};
 use crate::probes::{ProbeId, Probes};
 use crate::state::Word;
-use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicU8, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::window::{Outcome, Tally, Window};
 use crate::{BreakerError, Config, Ending, Name, ProbeTime, State};
 
@@ -55,20 +55,25 @@ pub struct Breaker {
     open_until: AtomicU64,
     window: Window,
     probes: Probes,
+    /// Clock reading of the last transition (at least 1), or 0 if there was none.
+    last_transition: AtomicU64,
+    /// Who hears of transitions besides the trace: [`LISTENED`] and [`REGISTERED`].
+    audience: AtomicU8,
     config: Config,
     cold: Mutex<Cold>,
 }
+
+/// Somebody subscribed with [`Breaker::on_transition`]: the listeners are in [`Cold`].
+const LISTENED: u8 = 1;
+/// Listed in the registry, so its transitions also reach the registry's listeners.
+const REGISTERED: u8 = 2;
 
 /// What only the rare paths touch.
 struct Cold {
     /// Failed probes in a row since the circuit last closed: the break grows with it.
     failed_probes: u32,
-    /// Clock reading of the last transition (at least 1), or `None` if there was none.
-    last_transition: Option<NonZeroU64>,
     /// Allocated by the first subscriber: most breakers never have one.
     listeners: Option<Arc<Listeners>>,
-    /// Listed in the registry, so its transitions also reach the registry's listeners.
-    registered: bool,
 }
 
 /// A point-in-time view of a breaker, for dashboards and health checks.
@@ -125,11 +130,11 @@ impl Breaker {
             open_until: AtomicU64::new(0),
             window: Window::new(config.window(), start.generation()),
             probes: Probes::new(config.probes()),
+            last_transition: AtomicU64::new(0),
+            audience: AtomicU8::new(0),
             cold: Mutex::new(Cold {
                 failed_probes: 0,
-                last_transition: None,
                 listeners: None,
-                registered: false,
             }),
             config,
         }
@@ -280,8 +285,8 @@ impl Breaker {
                     if now < until {
                         return Err(self.rejected_open(Some(until)));
                     }
-                    if let Some(permit) = self.probe_after_break(word, now) {
-                        return Ok(permit);
+                    if let Some(admitted) = self.probe_after_break(word, now) {
+                        return admitted;
                     }
                 }
                 State::HalfOpen => return self.admit_probe(word),
@@ -306,24 +311,52 @@ impl Breaker {
     }
 
     /// The first call after the break: it moves the circuit to half-open and becomes its probe.
-    /// `None` when another task moved the state first.
-    fn probe_after_break(&self, seen: Word, now: Nanos) -> Option<Permit<'_>> {
-        let (permit, event) = {
-            let mut cold = self.cold();
-            if self.word() != seen {
-                return None;
-            }
-            let generation = seen.next(State::HalfOpen).generation();
-            // Taken before the period is announced, so no racing call can take the slot first;
-            // the slots of the periods before count as free, so there is always one.
-            let id = self.probes.admit(generation, now, self.give_up_after(seen));
-            let event = self.transition(&mut cold, seen, State::HalfOpen, Tally::EMPTY, now);
-            let permit =
-                id.map(|id| Permit::new(self, Kind::Probe { generation, id }, self.start_clock()));
-            (permit, event)
+    /// `None` when another task moved the state first; a rejection when racing calls hold
+    /// every slot of the half-open period they are about to announce (waiting for them would
+    /// be a spin).
+    ///
+    /// No lock: the half-open period needs nothing prepared but its run of successes (begun
+    /// here, and only ever forward) and its first probe's slot, both taken before the
+    /// compare-and-swap announces the period, so no racing call can take that slot first. Of
+    /// the calls racing here, only the one holding a slot of the new period tries the swap,
+    /// and a lost swap gives the slot back.
+    fn probe_after_break(
+        &self,
+        seen: Word,
+        now: Nanos,
+    ) -> Option<Result<Permit<'_>, BreakerError>> {
+        let mut next = seen.next(State::HalfOpen);
+        if seen.coarse_clock() {
+            next = next.with_coarse_clock();
+        }
+        let generation = next.generation();
+        // One probe needs no count: its success is the whole run (see `finish_probe`).
+        if self.config.probes() > 1 {
+            self.probes.begin(generation);
+        }
+        let Some(id) = self.probes.admit(generation, now, self.give_up_after(seen)) else {
+            return Some(Err(self.half_open_full()));
         };
-        self.emit(event);
-        permit
+        // Release publishes the run begun and the slot taken with the new state.
+        if self
+            .state
+            .compare_exchange(seen.0, next.0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            self.probes.release(generation, id);
+            return None;
+        }
+        self.last_transition.store(now.max(1), Ordering::Relaxed);
+        let listeners = self
+            .listened()
+            .then(|| self.cold().listeners.clone())
+            .flatten();
+        self.emit(self.announcement(seen, State::HalfOpen, now, Tally::EMPTY, listeners));
+        Some(Ok(Permit::new(
+            self,
+            Kind::Probe { generation, id },
+            self.start_clock(),
+        )))
     }
 
     /// A probe, if a slot is free. A call admitted just as its period ends holds a slot of
@@ -338,10 +371,15 @@ impl Breaker {
                 let kind = Kind::Probe { generation, id };
                 Ok(Permit::new(self, kind, self.start_clock()))
             }
-            None => Err(BreakerError::HalfOpenFull {
-                breaker: self.name().clone(),
-                probes: self.config.probes(),
-            }),
+            None => Err(self.half_open_full()),
+        }
+    }
+
+    #[cold]
+    fn half_open_full(&self) -> BreakerError {
+        BreakerError::HalfOpenFull {
+            breaker: self.name().clone(),
+            probes: self.config.probes(),
         }
     }
 
@@ -455,7 +493,9 @@ impl Breaker {
             }
             self.transition(&mut cold, seen, State::Open, tally, clock::now())
         };
-        self.emit(event);
+        if let Some(event) = event {
+            self.emit(event);
+        }
     }
 
     fn finish_probe(&self, generation: u32, id: ProbeId, outcome: Option<Outcome>) {
@@ -464,8 +504,14 @@ impl Breaker {
         match outcome {
             None => self.probes.release(generation, id),
             Some(Outcome::Success) => {
-                let run = self.probes.succeeded(generation);
-                if run.is_some_and(|run| run >= self.config.probes()) {
+                // With one probe its success is the whole run: there is nothing to count.
+                let probes = self.config.probes();
+                if probes == 1
+                    || self
+                        .probes
+                        .succeeded(generation)
+                        .is_some_and(|run| run >= probes)
+                {
                     self.end_half_open(generation, State::Closed);
                 } else {
                     self.probes.release(generation, id);
@@ -495,11 +541,14 @@ impl Breaker {
             };
             self.transition(&mut cold, seen, to, Tally::EMPTY, now)
         };
-        self.emit(event);
+        if let Some(event) = event {
+            self.emit(event);
+        }
     }
 
     /// Moves from `from` (which the caller checked under the lock) to `to`, preparing the new
-    /// period before the state word announces it.
+    /// period before the state word announces it. `None` when the word moved meanwhile, which
+    /// only the lock-free move from open to half-open can do, and only to an open circuit.
     fn transition(
         &self,
         cold: &mut Cold,
@@ -507,7 +556,7 @@ impl Breaker {
         to: State,
         tally: Tally,
         now: Nanos,
-    ) -> Announcement {
+    ) -> Option<Announcement> {
         let mut next = from.next(to);
         match to {
             State::Closed => {
@@ -522,25 +571,44 @@ impl Breaker {
                     next = next.with_coarse_clock();
                 }
             }
-            State::HalfOpen => {
-                self.probes.begin(next.generation());
-                if from.coarse_clock() {
-                    next = next.with_coarse_clock();
-                }
-            }
-            State::ForcedOpen | State::Disabled => {}
+            // Half-open is entered without the lock (`probe_after_break`).
+            State::HalfOpen | State::ForcedOpen | State::Disabled => {}
         }
-        // Release publishes the emptied window and the deadline with the new state.
-        self.state.store(next.0, Ordering::Release);
-        cold.last_transition = NonZeroU64::new(now.max(1));
+        // Release publishes the emptied window and the deadline with the new state. Only an
+        // open circuit's word is ever changed without the lock (by the first call after the
+        // break), so only a transition from open must compare-and-swap; from any other state
+        // the lock alone makes the word ours.
+        if from.state() == State::Open {
+            self.state
+                .compare_exchange(from.0, next.0, Ordering::AcqRel, Ordering::Relaxed)
+                .ok()?;
+        } else {
+            self.state.store(next.0, Ordering::Release);
+        }
+        self.last_transition.store(now.max(1), Ordering::Relaxed);
+        Some(self.announcement(from, to, now, tally, cold.listeners.clone()))
+    }
+
+    fn announcement(
+        &self,
+        from: Word,
+        to: State,
+        at: Nanos,
+        tally: Tally,
+        listeners: Option<Arc<Listeners>>,
+    ) -> Announcement {
         Announcement {
             from: from.state(),
             to,
-            at: now,
+            at,
             tally,
-            listeners: cold.listeners.clone(),
-            registered: cold.registered,
+            listeners,
+            registered: self.audience.load(Ordering::Relaxed) & REGISTERED != 0,
         }
+    }
+
+    fn listened(&self) -> bool {
+        self.audience.load(Ordering::Acquire) & LISTENED != 0
     }
 
     /// Holds the circuit open: every call is rejected until [`reset`](Self::reset).
@@ -573,11 +641,18 @@ impl Breaker {
     fn command(&self, to: State) {
         let event = {
             let mut cold = self.cold();
-            let seen = self.word();
-            if seen.state() == to && to != State::Closed {
-                return;
+            // Tried again if the first call after the break moved the circuit meanwhile.
+            loop {
+                let seen = self.word();
+                if seen.state() == to && to != State::Closed {
+                    return;
+                }
+                if let Some(event) =
+                    self.transition(&mut cold, seen, to, Tally::EMPTY, clock::now())
+                {
+                    break event;
+                }
             }
-            self.transition(&mut cold, seen, to, Tally::EMPTY, clock::now())
         };
         if event.from != event.to {
             self.emit(event);
@@ -590,31 +665,49 @@ impl Breaker {
         &self,
         listener: impl Fn(&Transition) + Send + Sync + 'static,
     ) -> Subscription {
-        let listeners = Arc::clone(self.cold().listeners.get_or_insert_with(Arc::default));
-        listeners.subscribe(listener)
+        let mut cold = self.cold();
+        let listeners = Arc::clone(cold.listeners.get_or_insert_with(Arc::default));
+        let subscription = listeners.subscribe(listener);
+        // After the listener is in the list, so a transition that sees the mark finds it.
+        self.audience.fetch_or(LISTENED, Ordering::AcqRel);
+        drop(cold);
+        subscription
     }
 
     pub(crate) fn set_registered(&self, registered: bool) {
-        self.cold().registered = registered;
+        if registered {
+            self.audience.fetch_or(REGISTERED, Ordering::Relaxed);
+        } else {
+            self.audience.fetch_and(!REGISTERED, Ordering::Relaxed);
+        }
     }
 
     /// Traces the transition and hands it to the listeners captured with it, after every lock
     /// is released.
+    #[inline]
     fn emit(&self, announcement: Announcement) {
+        let Announcement {
+            from, to, tally, ..
+        } = announcement;
+        events::trace(self.name(), from, to, tally);
+        let registry_listens = announcement.registered && crate::registry::listening();
+        if announcement.listeners.is_some() || registry_listens {
+            self.deliver(announcement, registry_listens);
+        }
+        // Otherwise there is nobody to hand a `Transition` to: none is built (nor its `Instant`).
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn deliver(&self, announcement: Announcement, registry_listens: bool) {
         let Announcement {
             from,
             to,
             at,
             tally,
             listeners,
-            registered,
+            ..
         } = announcement;
-        events::trace(self.name(), from, to, tally);
-        let registry_listens = registered && crate::registry::listening();
-        if listeners.is_none() && !registry_listens {
-            // Nobody to hand a `Transition` to: skip building one (and its `Instant`).
-            return;
-        }
         let transition = Transition {
             breaker: self.name().clone(),
             from,
@@ -645,10 +738,8 @@ impl Breaker {
     /// assert_eq!(snapshot.failure_rate, 50.0);
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        let (word, last_transition) = {
-            let cold = self.cold();
-            (self.word(), cold.last_transition)
-        };
+        let word = self.word();
+        let last_transition = NonZeroU64::new(self.last_transition.load(Ordering::Relaxed));
         let probes_in_flight = match word.state() {
             State::HalfOpen => self.probes.in_flight(
                 word.generation(),

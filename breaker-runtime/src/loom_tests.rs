@@ -236,3 +236,33 @@ fn a_probe_admitted_as_its_period_ends_holds_nothing_of_the_next() {
         );
     });
 }
+
+#[test]
+fn a_command_racing_the_first_call_after_the_break_wins_once() {
+    loom::model(|| {
+        let b = tripped_with_break_over(1);
+        let probed = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&probed);
+        race(&b, 2, move |b, i| match i {
+            0 => {
+                if let Ok(permit) = b.try_acquire() {
+                    assert!(permit.is_probe());
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    permit.success(); // too late to close a forced circuit, if it was forced
+                }
+            }
+            _ => b.force_open(),
+        });
+        let probed = probed.load(Ordering::SeqCst);
+        let s = b.snapshot();
+        match (probed, s.state) {
+            // Probed and closed, then forced: open, half-open, closed, forced.
+            (1, State::ForcedOpen) => assert!(matches!(b.generation(), 3 | 4)),
+            // Forced first: the call was rejected.
+            (0, State::ForcedOpen) => assert_eq!(b.generation(), 2),
+            other => panic!("unexpected end {other:?} at generation {}", b.generation()),
+        }
+        b.reset();
+        assert_eq!(b.state(), State::Closed, "the breaker is not stuck");
+    });
+}

@@ -105,11 +105,25 @@ impl Probes {
         }
     }
 
-    /// Starts the half-open period of `generation` with no success. Called before the state word
-    /// announces the period, whose Release store publishes this.
+    /// Starts the half-open period of `generation` with no success, unless it or a later one
+    /// has begun: calls racing to begin the same period, or one late for it, must not wipe the
+    /// successes already counted. Called before the state word announces the period, which
+    /// publishes this.
     pub(crate) fn begin(&self, generation: u32) {
-        self.successes
-            .store(u64::from(generation) << 32, Ordering::Relaxed);
+        let fresh = u64::from(generation) << 32;
+        let mut current = self.successes.load(Ordering::Relaxed);
+        // Generations are compared as a circle, as the state word advances them.
+        while (generation.wrapping_sub((current >> 32) as u32) as i32) > 0 {
+            match self.successes.compare_exchange_weak(
+                current,
+                fresh,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(actual) => current = actual,
+            }
+        }
     }
 
     /// Takes a slot for a probe of the period `generation`: a free one, or one whose probe has
@@ -283,5 +297,12 @@ mod tests {
         probes.begin(6);
         assert_eq!(probes.succeeded(4), None);
         assert_eq!(probes.succeeded(6), Some(1));
+        probes.begin(6);
+        probes.begin(5);
+        assert_eq!(
+            probes.succeeded(6),
+            Some(2),
+            "beginning it again, or late, wipes nothing"
+        );
     }
 }

@@ -225,18 +225,25 @@ impl CountWindow {
     }
 
     pub(crate) fn reset(&self, generation: u32) {
-        // Swaps rather than stores: recorders of the ending period may be mid-CAS on these
-        // words, and a read-modify-write is ordered after theirs in every model (loom's store
-        // can slip between another thread's read and write, tokio-rs/loom#254).
-        self.cursor()
-            .swap(pack_cursor(generation, 0), Ordering::AcqRel);
-        self.tallies
-            .swap(pack(generation, Tally::EMPTY), Ordering::AcqRel);
+        restart(self.cursor(), pack_cursor(generation, 0));
+        restart(&self.tallies, pack(generation, Tally::EMPTY));
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.cells)
     }
+}
+
+/// Sets a word for a new period while recorders of the ending one may be mid-CAS on it. A
+/// store is enough: a read-modify-write reads the value just before its own write, so each is
+/// ordered wholly before or after the store, and a CAS after it fails on the new generation.
+/// loom's store can slip between another thread's read and write (tokio-rs/loom#254), so the
+/// model swaps, which it orders as the memory model does.
+fn restart(word: &AtomicU64, value: u64) {
+    #[cfg(breaker_loom)]
+    word.swap(value, Ordering::AcqRel);
+    #[cfg(not(breaker_loom))]
+    word.store(value, Ordering::Release);
 }
 
 fn encode(outcome: Outcome) -> u64 {
