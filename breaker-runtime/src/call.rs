@@ -5,6 +5,7 @@
 //! is boxed and nothing allocates.
 
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -206,21 +207,32 @@ where
             return Poll::Pending;
         };
 
-        let guard = PanicGuard(Some(permit));
-        if let Poll::Ready(value) = body.poll(cx) {
-            let verdict = this
-                .classify
-                .take()
-                .map_or(Verdict::Success, |classify| classify.classify(&value));
-            if let Some(permit) = guard.disarm() {
-                permit.record(verdict);
+        // A panic in the body (or its classifier) is a failure, and then goes on to the caller.
+        // It is caught here rather than by a guard that owns the permit, so the permit stays a
+        // local that is never moved into the guard and back out through memory.
+        let classify = &mut *this.classify;
+        let polled = panic::catch_unwind(AssertUnwindSafe(|| match body.poll(cx) {
+            Poll::Ready(value) => {
+                let verdict = classify
+                    .take()
+                    .map_or(Verdict::Success, |classify| classify.classify(&value));
+                Poll::Ready((value, verdict))
             }
-            *this.stage = Stage::Done;
-            return Poll::Ready(Ok(value));
+            Poll::Pending => Poll::Pending,
+        }));
+        match polled {
+            Ok(Poll::Ready((value, verdict))) => {
+                permit.record(verdict);
+                *this.stage = Stage::Done;
+                return Poll::Ready(Ok(value));
+            }
+            Ok(Poll::Pending) => {}
+            Err(panic) => {
+                permit.conclude(Ending::Panic);
+                *this.stage = Stage::Done;
+                panic::resume_unwind(panic);
+            }
         }
-        let Some(permit) = guard.disarm() else {
-            return Poll::Pending;
-        };
 
         if let Some(limit) = this.breaker.config().timeout() {
             if expired(this.deadline, permit.started, limit, cx) {
@@ -279,26 +291,5 @@ impl<T: IsFailure> Classify<T> for ByIsFailure {
     #[inline]
     fn classify(self, value: &T) -> Verdict {
         Verdict::of(value)
-    }
-}
-
-/// Records a failure if the body (or its classifier) panics; the panic then continues to the
-/// caller. Every path that does not unwind takes the permit back out with `disarm`, so the
-/// guard never has to ask whether the thread is panicking.
-struct PanicGuard<'a>(Option<Permit<'a>>);
-
-impl<'a> PanicGuard<'a> {
-    #[inline(always)]
-    fn disarm(mut self) -> Option<Permit<'a>> {
-        self.0.take()
-    }
-}
-
-impl Drop for PanicGuard<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(permit) = self.0.take() {
-            permit.conclude(Ending::Panic);
-        }
     }
 }

@@ -60,6 +60,7 @@ static COARSE_OFFSET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 
 /// The coarse clock (the kernel's last tick on Linux), in nanoseconds since its own origin.
 #[cfg(not(breaker_loom))]
+#[inline]
 fn coarse_nanos() -> Nanos {
     let ticks = coarsetime::Instant::now_without_cache_update().as_ticks();
     // Ticks are 2^-32 s.
