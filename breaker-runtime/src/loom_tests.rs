@@ -1,7 +1,7 @@
 //! Model checks of the concurrent core with loom: every interleaving of a few threads, within
 //! loom's bounds, for the rules that races could break.
 //!
-//! `RUSTFLAGS="--cfg breaker_loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p breaker-runtime --lib --release loom_tests -- --test-threads=1`
+//! `RUSTFLAGS="--cfg breaker_loom" LOOM_MAX_PREEMPTIONS=6 cargo test -p breaker-runtime --lib --release loom_tests -- --test-threads=1`
 //!
 //! One test at a time: the model clock is a process-wide static, and loom's search only ends if
 //! every run of a model sees the same values.
