@@ -346,6 +346,9 @@ impl Breaker {
             self.probes.release(generation, id);
             return None;
         }
+        // A command that follows this transition while this thread is between the swap and
+        // here may have its time overwritten by this one, earlier by that gap: a display
+        // value, not worth a read-modify-write on every probe.
         self.last_transition.store(now.max(1), Ordering::Relaxed);
         let listeners = self
             .listened()
