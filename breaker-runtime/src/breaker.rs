@@ -330,10 +330,7 @@ impl Breaker {
             next = next.with_coarse_clock();
         }
         let generation = next.generation();
-        // One probe needs no count: its success is the whole run (see `finish_probe`).
-        if self.config.probes() > 1 {
-            self.probes.begin(generation);
-        }
+        self.probes.begin(generation);
         let Some(id) = self.probes.admit(generation, now, self.give_up_after(seen)) else {
             return Some(Err(self.half_open_full()));
         };
@@ -349,7 +346,7 @@ impl Breaker {
         // A command that follows this transition while this thread is between the swap and
         // here may have its time overwritten by this one, earlier by that gap: a display
         // value, not worth a read-modify-write on every probe.
-        self.last_transition.store(now.max(1), Ordering::Relaxed);
+        self.mark_transition(now);
         let listeners = self
             .listened()
             .then(|| self.cold().listeners.clone())
@@ -406,7 +403,7 @@ impl Breaker {
         } else {
             0
         };
-        duration_nanos(self.config.break_duration()).saturating_add(margin)
+        self.config.break_nanos().saturating_add(margin)
     }
 
     /// Records how a call admitted as `kind` ended. Ignored and cancelled calls record nothing,
@@ -507,14 +504,8 @@ impl Breaker {
         match outcome {
             None => self.probes.release(generation, id),
             Some(Outcome::Success) => {
-                // With one probe its success is the whole run: there is nothing to count.
-                let probes = self.config.probes();
-                if probes == 1
-                    || self
-                        .probes
-                        .succeeded(generation)
-                        .is_some_and(|run| run >= probes)
-                {
+                let run = self.probes.succeeded(generation);
+                if run.is_some_and(|run| run >= self.config.probes()) {
                     self.end_half_open(generation, State::Closed);
                 } else {
                     self.probes.release(generation, id);
@@ -588,7 +579,7 @@ impl Breaker {
         } else {
             self.state.store(next.0, Ordering::Release);
         }
-        self.last_transition.store(now.max(1), Ordering::Relaxed);
+        self.mark_transition(now);
         Some(self.announcement(from, to, now, tally, cold.listeners.clone()))
     }
 
@@ -608,6 +599,11 @@ impl Breaker {
             listeners,
             registered: self.audience.load(Ordering::Relaxed) & REGISTERED != 0,
         }
+    }
+
+    /// Records when the last transition happened (0 stands for none, so at least 1).
+    fn mark_transition(&self, now: Nanos) {
+        self.last_transition.store(now.max(1), Ordering::Relaxed);
     }
 
     fn listened(&self) -> bool {

@@ -410,6 +410,12 @@ impl Config {
         self.slow_call
     }
 
+    /// `break_duration` in nanoseconds: what a half-open probe is timed against.
+    #[inline]
+    pub(crate) fn break_nanos(&self) -> u64 {
+        self.break_duration
+    }
+
     /// The break after `failed_probes` failed probes in a row.
     pub(crate) fn break_after(&self, failed_probes: u32) -> Duration {
         let Some(max) = self.max_break_duration() else {

@@ -5,14 +5,14 @@
 //! duration: a hung probe cannot keep the circuit half-open for ever.
 //!
 //! A held slot holds its probe's *stamp*: the low bits of the half-open period's generation and
-//! of the admission time. The stamp does three jobs at once. It names the
-//! holder, so that a probe gives back only its own slot (one compare-and-swap); it dates the
-//! holder, so that a hung one can be told without a clock per slot; and it names the period, so
-//! a slot taken in an earlier half-open period counts as free in a later one, and nothing has to
-//! be emptied when a period begins, while a call that saw an earlier period and takes its slot
-//! late never takes one held in a later period. Two holders of one slot never share a stamp: a slot is taken
-//! from a probe that still holds it only once that probe has held it for the break (which is
-//! never zero), and a slot of the same period is otherwise only retaken once freed.
+//! of the admission time. The stamp does three jobs at once. It names the holder, so that a
+//! probe gives back only its own slot (one compare-and-swap); it dates the holder, so that a hung
+//! one can be told without a clock per slot; and it names the period, so a slot taken in an
+//! earlier half-open period counts as free in a later one, and nothing has to be emptied when a
+//! period begins, while a call that saw an earlier period and takes its slot late never takes
+//! one held in a later period. Two holders of one slot never share a stamp: a
+//! slot is taken from a probe that still holds it only once that probe has held it for the break
+//! (which is never zero), and a slot of the same period is otherwise only retaken once freed.
 
 use crate::clock::Nanos;
 use crate::sync::{AtomicU64, Ordering};
@@ -110,6 +110,9 @@ impl Probes {
     /// successes already counted. Called before the state word announces the period, which
     /// publishes this.
     pub(crate) fn begin(&self, generation: u32) {
+        if self.counts_nothing() {
+            return;
+        }
         let fresh = u64::from(generation) << 32;
         let mut current = self.successes.load(Ordering::Relaxed);
         // Generations are compared as a circle, as the state word advances them.
@@ -157,8 +160,12 @@ impl Probes {
     }
 
     /// Counts a successful probe of the period `generation`: the run of successes so far, or
-    /// `None` when that period is over.
+    /// `None` when that period is over. With one slot the success is the whole run and nothing
+    /// is counted: the answer is 1, and whoever acts on it checks the period itself.
     pub(crate) fn succeeded(&self, generation: u32) -> Option<u32> {
+        if self.counts_nothing() {
+            return Some(1);
+        }
         let mut current = self.successes.load(Ordering::Relaxed);
         loop {
             if (current >> 32) as u32 != generation {
@@ -175,6 +182,11 @@ impl Probes {
                 Err(actual) => current = actual,
             }
         }
+    }
+
+    /// One probe's success is the whole run: no count to keep (nor its read-modify-write).
+    fn counts_nothing(&self) -> bool {
+        self.slots.len() == 1
     }
 
     /// Bytes on the heap behind the slots.
@@ -289,7 +301,7 @@ mod tests {
 
     #[test]
     fn successes_count_only_in_their_own_period() {
-        let probes = Probes::new(1);
+        let probes = Probes::new(2);
         probes.begin(4);
         assert_eq!(probes.succeeded(4), Some(1));
         assert_eq!(probes.succeeded(3), None);
@@ -303,6 +315,19 @@ mod tests {
             probes.succeeded(6),
             Some(2),
             "beginning it again, or late, wipes nothing"
+        );
+    }
+
+    #[test]
+    fn one_probe_is_the_whole_run_and_nothing_is_counted() {
+        let probes = Probes::new(1);
+        probes.begin(4);
+        assert_eq!(probes.succeeded(4), Some(1));
+        assert_eq!(probes.succeeded(4), Some(1), "no run builds up");
+        assert_eq!(
+            probes.succeeded(3),
+            Some(1),
+            "the caller checks the period itself"
         );
     }
 }
