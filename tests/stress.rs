@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, CallEvent, CallObserver, Config, Ending, State, set_call_observer};
+use breaker_runtime::{Breaker, CallEvent, CallObserver, Config, Ending, State, add_call_observer};
 
 #[derive(Default)]
 struct Ledger {
@@ -59,7 +59,7 @@ fn every_call_is_admitted_or_rejected_and_every_admitted_call_ends_once() {
     const CONCURRENCY: u64 = 64;
 
     let ledger = Arc::new(Ledger::default());
-    set_call_observer(Counting(Arc::clone(&ledger))).expect("the only observer of this binary");
+    add_call_observer(Counting(Arc::clone(&ledger)));
     let breaker = Arc::new(Breaker::new(
         Config::builder()
             .name("stressed")

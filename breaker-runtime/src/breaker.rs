@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use crate::clock::{self, Nanos, duration_nanos};
 use crate::events::{self, Listeners, Subscription, Transition};
 use crate::observe::{self, CallEvent};
-use crate::permit::{Kind, Permit};
+use crate::permit::{Kind, OwnedPermit, Permit};
 use crate::probes::{ProbeId, Probes};
 use crate::state::Word;
 use crate::sync::{AtomicU8, AtomicU64, Mutex, MutexGuard, Ordering};
@@ -193,6 +193,34 @@ impl Breaker {
             Some(permit) => Ok(permit),
             None => self.admit_otherwise(),
         }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) for a breaker behind an `Arc`: the permit holds the
+    /// breaker, so it can live in a `'static` future (a tower service's response future, a
+    /// spawned task). Cancel-safe like the borrowed one: dropped without an outcome, it records
+    /// nothing and frees the probe slot it held.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker_runtime::{Breaker, Config, State};
+    ///
+    /// let breaker = Arc::new(Breaker::new(Config::builder().count_window(1).build().unwrap()));
+    /// let permit = breaker.try_acquire_owned().unwrap();
+    /// std::thread::spawn(move || permit.failure()).join().unwrap();
+    /// assert_eq!(breaker.state(), State::Open);
+    /// assert!(breaker.try_acquire_owned().unwrap_err().is_rejection());
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, BreakerError> {
+        Breaker::admit_owned(Arc::clone(self))
+    }
+
+    /// [`try_acquire_owned`](Self::try_acquire_owned) for a caller that holds its own `Arc`
+    /// already: a rejection drops it, an admission moves it into the permit.
+    #[inline]
+    pub(crate) fn admit_owned(breaker: Arc<Breaker>) -> Result<OwnedPermit, BreakerError> {
+        let (kind, started) = breaker.try_acquire()?.into_parts();
+        Ok(OwnedPermit::from_parts(breaker, kind, started))
     }
 
     /// Admission through the closed circuit, or `None` in any other state: one load of the

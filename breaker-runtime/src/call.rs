@@ -2,7 +2,8 @@
 //!
 //! [`Call`] is one flat future: it asks for its permit on first poll, polls the body, arms the
 //! timeout's timer only if the body has to wait, and records the outcome on the permit. Nothing
-//! is boxed and nothing allocates.
+//! is boxed and nothing allocates. [`OwnedCall`] is the same call admitted beforehand with an
+//! [`OwnedPermit`], for futures that must not borrow the breaker; both run one shared poll.
 
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
@@ -13,8 +14,12 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Sleep, sleep_until};
 
+use crate::breaker::Breaker;
+use crate::classify::{IsFailure, Verdict};
 use crate::clock::{self, Nanos, duration_nanos};
-use crate::{Breaker, BreakerError, Ending, IsFailure, Permit, Verdict};
+use crate::error::BreakerError;
+use crate::observe::Ending;
+use crate::permit::{Admitted, OwnedPermit, Permit};
 
 impl Breaker {
     /// Runs `body` through the breaker: rejected at once while the circuit is open, cancelled
@@ -100,7 +105,7 @@ impl<'a> Permit<'a> {
         F: Future,
         C: FnOnce(&F::Output) -> Verdict,
     {
-        let breaker = self.breaker;
+        let breaker = self.breaker();
         Call::new(breaker, Some(self), body, classify)
     }
 }
@@ -128,8 +133,30 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct Call<'a, F, C = ByIsFailure> {
         breaker: &'a Breaker,
+        #[pin]
+        run: Run<Permit<'a>, F, C>,
+    }
+}
+
+pin_project! {
+    /// The future of a call admitted with an [`OwnedPermit`]: see [`OwnedPermit::run`]. It
+    /// borrows nothing, so it is `'static` whenever its body and classifier are.
+    ///
+    /// Resolves to the body's value, or to the timeout's [`BreakerError`]; the outcome is
+    /// recorded exactly as [`Call`] records it, and dropping it records nothing.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct OwnedCall<F, C = ByIsFailure> {
+        #[pin]
+        run: Run<OwnedPermit, F, C>,
+    }
+}
+
+pin_project! {
+    /// An admitted call under way, whichever permit admitted it.
+    #[project = RunProj]
+    struct Run<P, F, C> {
         stage: Stage,
-        permit: Option<Permit<'a>>,
+        permit: Option<P>,
         classify: Option<C>,
         // Emptied the moment the call times out, so the body is dropped before the caller
         // hears of the timeout; a body that finished is dropped with the future.
@@ -147,20 +174,49 @@ enum Stage {
     Done,
 }
 
-impl<'a, F, C> Call<'a, F, C> {
-    fn new(breaker: &'a Breaker, permit: Option<Permit<'a>>, body: F, classify: C) -> Self {
+impl<P, F, C> Run<P, F, C> {
+    fn new(permit: Option<P>, body: F, classify: C) -> Self {
         let stage = if permit.is_some() {
             Stage::Running
         } else {
             Stage::Admitting
         };
-        Call {
-            breaker,
+        Run {
             stage,
             permit,
             classify: Some(classify),
             body: Some(body),
             deadline: None,
+        }
+    }
+}
+
+impl<'a, F, C> Call<'a, F, C> {
+    fn new(breaker: &'a Breaker, permit: Option<Permit<'a>>, body: F, classify: C) -> Self {
+        Call {
+            breaker,
+            run: Run::new(permit, body, classify),
+        }
+    }
+}
+
+impl OwnedPermit {
+    /// Runs the admitted call: under the breaker's timeout, classified with `classify`, its
+    /// outcome recorded on this permit, like [`Permit::run`]; the future holds the breaker, so
+    /// it can be spawned or returned from a tower service.
+    pub fn run<F, C>(self, body: F, classify: C) -> OwnedCall<F, C>
+    where
+        F: Future,
+        C: FnOnce(&F::Output) -> Verdict,
+    {
+        self.run_classified(body, classify)
+    }
+
+    /// [`run`](Self::run) with any [`Classify`], for integrations with a classifier of their
+    /// own type.
+    pub(crate) fn run_classified<F, C>(self, body: F, classify: C) -> OwnedCall<F, C> {
+        OwnedCall {
+            run: Run::new(Some(self), body, classify),
         }
     }
 }
@@ -174,80 +230,132 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        // The permit is held in a local while the body is polled and only parked in the future
-        // if the body has to wait: a call that is ready at once never copies it there and back.
-        let permit = match *this.stage {
-            Stage::Admitting => {
-                // The closed circuit's admission yields the permit itself, not a `Result`
-                // carrying a rejection beside it, so the permit stays in registers.
-                let permit = match this.breaker.admit_closed() {
-                    Some(permit) => permit,
-                    None => match this.breaker.admit_otherwise() {
-                        Ok(permit) => permit,
-                        Err(rejection) => {
-                            *this.stage = Stage::Done;
-                            this.body.set(None);
-                            return Poll::Ready(Err(rejection));
-                        }
-                    },
-                };
-                *this.stage = Stage::Running;
-                permit
-            }
-            Stage::Running => match this.permit.take() {
-                Some(permit) => permit,
-                None => return Poll::Pending,
+        let this = self.project();
+        let mut run = this.run;
+        if *run.as_mut().project().stage != Stage::Admitting {
+            return run.resume(cx);
+        }
+        // The closed circuit's admission yields the permit itself, not a `Result` carrying a
+        // rejection beside it, so the permit stays in registers.
+        let permit = match this.breaker.admit_closed() {
+            Some(permit) => permit,
+            None => match this.breaker.admit_otherwise() {
+                Ok(permit) => permit,
+                Err(rejection) => {
+                    let mut run = run.project();
+                    *run.stage = Stage::Done;
+                    run.body.set(None);
+                    return Poll::Ready(Err(rejection));
+                }
             },
-            Stage::Done => return Poll::Pending,
         };
-        let Some(body) = this.body.as_mut().as_pin_mut() else {
-            // Only a finished call has no body, and it returned above; keep the permit anyway.
-            *this.permit = Some(permit);
-            return Poll::Pending;
-        };
-
-        // A panic in the body (or its classifier) is a failure, and then goes on to the caller.
-        // It is caught here rather than by a guard that owns the permit, so the permit stays a
-        // local that is never moved into the guard and back out through memory.
-        let classify = &mut *this.classify;
-        let polled = panic::catch_unwind(AssertUnwindSafe(|| match body.poll(cx) {
-            Poll::Ready(value) => {
-                let verdict = classify
-                    .take()
-                    .map_or(Verdict::Success, |classify| classify.classify(&value));
-                Poll::Ready((value, verdict))
-            }
-            Poll::Pending => Poll::Pending,
-        }));
-        match polled {
-            Ok(Poll::Ready((value, verdict))) => {
-                permit.record(verdict);
-                *this.stage = Stage::Done;
-                return Poll::Ready(Ok(value));
-            }
-            Ok(Poll::Pending) => {}
-            Err(panic) => {
-                permit.conclude(Ending::Panic);
-                *this.stage = Stage::Done;
-                panic::resume_unwind(panic);
-            }
-        }
-
-        if let Some(limit) = this.breaker.config().timeout() {
-            if expired(this.deadline, permit.started, limit, cx) {
-                permit.conclude(Ending::Timeout);
-                *this.stage = Stage::Done;
-                this.body.set(None);
-                return Poll::Ready(Err(BreakerError::Timeout {
-                    breaker: this.breaker.name().clone(),
-                    limit,
-                }));
-            }
-        }
-        *this.permit = Some(permit);
-        Poll::Pending
+        run.drive(permit, cx)
     }
+}
+
+impl<F, C> Future for OwnedCall<F, C>
+where
+    F: Future,
+    C: Classify<F::Output>,
+{
+    type Output = Result<F::Output, BreakerError>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().run.resume(cx)
+    }
+}
+
+impl<P, F, C> Run<P, F, C>
+where
+    P: Admitted,
+    F: Future,
+    C: Classify<F::Output>,
+{
+    /// Polls a call admitted earlier, whose permit waits in the future.
+    #[inline(always)]
+    fn resume(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<F::Output, BreakerError>> {
+        let this = self.project();
+        if *this.stage != Stage::Running {
+            return Poll::Pending;
+        }
+        match this.permit.take() {
+            Some(permit) => poll_admitted(this, permit, cx),
+            None => Poll::Pending,
+        }
+    }
+
+    /// Polls the body with the call's permit in hand.
+    #[inline(always)]
+    fn drive(
+        self: Pin<&mut Self>,
+        permit: P,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, BreakerError>> {
+        let this = self.project();
+        *this.stage = Stage::Running;
+        poll_admitted(this, permit, cx)
+    }
+}
+
+/// One poll of an admitted call. The permit is held in a local while the body is polled and
+/// only parked in the future if the body has to wait: a call that is ready at once never copies
+/// it there and back.
+#[inline(always)]
+fn poll_admitted<P, F, C>(
+    mut this: RunProj<'_, P, F, C>,
+    permit: P,
+    cx: &mut Context<'_>,
+) -> Poll<Result<F::Output, BreakerError>>
+where
+    P: Admitted,
+    F: Future,
+    C: Classify<F::Output>,
+{
+    let Some(body) = this.body.as_mut().as_pin_mut() else {
+        // Only a finished call has no body, and it returned earlier; keep the permit anyway.
+        *this.permit = Some(permit);
+        return Poll::Pending;
+    };
+
+    // A panic in the body (or its classifier) is a failure, and then goes on to the caller.
+    // It is caught here rather than by a guard that owns the permit, so the permit stays a
+    // local that is never moved into the guard and back out through memory.
+    let classify = &mut *this.classify;
+    let polled = panic::catch_unwind(AssertUnwindSafe(|| match body.poll(cx) {
+        Poll::Ready(value) => {
+            let verdict = classify
+                .take()
+                .map_or(Verdict::Success, |classify| classify.classify(&value));
+            Poll::Ready((value, verdict))
+        }
+        Poll::Pending => Poll::Pending,
+    }));
+    match polled {
+        Ok(Poll::Ready((value, verdict))) => {
+            permit.conclude(Ending::of(verdict));
+            *this.stage = Stage::Done;
+            return Poll::Ready(Ok(value));
+        }
+        Ok(Poll::Pending) => {}
+        Err(panic) => {
+            permit.conclude(Ending::Panic);
+            *this.stage = Stage::Done;
+            panic::resume_unwind(panic);
+        }
+    }
+
+    if let Some(limit) = permit.breaker().config().timeout() {
+        if expired(this.deadline, permit.started(), limit, cx) {
+            let breaker = permit.breaker().name().clone();
+            permit.conclude(Ending::Timeout);
+            *this.stage = Stage::Done;
+            this.body.set(None);
+            return Poll::Ready(Err(BreakerError::Timeout { breaker, limit }));
+        }
+    }
+    *this.permit = Some(permit);
+    Poll::Pending
 }
 
 /// Arms the timeout's timer on the first wait and polls it: whether the call ran out of time.

@@ -66,6 +66,8 @@ mod clock;
 mod config;
 mod error;
 mod events;
+#[cfg(any(feature = "tonic", all(feature = "tower", feature = "http")))]
+mod grpc;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "metrics")]
@@ -89,7 +91,7 @@ mod window;
 mod loom_tests;
 
 pub use breaker::{Breaker, Snapshot};
-pub use call::{ByIsFailure, Call, Classify};
+pub use call::{ByIsFailure, Call, Classify, OwnedCall};
 pub use classify::{IsFailure, Verdict};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_PROBES, MIN_TIME_WINDOW, Rate, Window,
@@ -97,9 +99,11 @@ pub use config::{
 pub use error::{BreakerError, ProbeTime};
 pub use events::{Subscription, Transition};
 pub use name::Name;
-pub use observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, set_call_observer};
-pub use permit::Permit;
-pub use registry::{Conflict, Location, Registry, RegistryError, registry};
+#[allow(deprecated)]
+pub use observe::set_call_observer;
+pub use observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer};
+pub use permit::{OwnedPermit, Permit};
+pub use registry::{Conflict, Location, NameClash, Registry, RegistryError, registry};
 pub use state::State;
 
 /// Derives [`IsFailure`](trait@IsFailure) for an error enum or struct.

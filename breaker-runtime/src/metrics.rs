@@ -12,18 +12,25 @@
 //! A panicking call counts as a `failure`. Transitions and states are those of the breakers in
 //! the [registry](crate::registry()): every declared breaker, and those registered by hand.
 
-use crate::observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, set_call_observer};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer};
 use crate::{Breaker, State, Transition, registry};
 
-/// Starts recording: installs the process's call observer (so there must not be another) and
-/// subscribes to every registered breaker's transitions. Install a `metrics` recorder first.
+/// Starts recording: adds a call observer (beside any others the process has) and subscribes
+/// to every registered breaker's transitions. Install a `metrics` recorder first. A second call
+/// is an error, and records nothing twice.
 ///
 /// ```no_run
 /// // With a recorder installed (e.g. metrics-exporter-prometheus's):
-/// breaker_runtime::metrics::install().expect("no other call observer");
+/// breaker_runtime::metrics::install().expect("installed once");
 /// ```
 pub fn install() -> Result<(), ObserverAlreadySet> {
-    set_call_observer(Recorder)?;
+    static INSTALLED: AtomicBool = AtomicBool::new(false);
+    if INSTALLED.swap(true, Ordering::AcqRel) {
+        return Err(ObserverAlreadySet);
+    }
+    add_call_observer(Recorder);
     for breaker in registry().breakers() {
         record_state(&breaker, breaker.state());
     }

@@ -1,12 +1,12 @@
-//! Every call's fate, for metrics and accounting: one optional, process-wide observer.
+//! Every call's fate, for metrics and accounting: process-wide observers, as many as wanted.
 //!
-//! With no observer installed, the cost is one atomic load per admission and per outcome.
+//! With no observer added, the cost is one atomic load per admission and per outcome.
 
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::Breaker;
+use crate::breaker::Breaker;
 
 /// What happened to one call through a breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,22 +74,33 @@ pub trait CallObserver: Send + Sync + 'static {
     fn on_call(&self, breaker: &Breaker, event: CallEvent);
 }
 
-static OBSERVER: OnceLock<Box<dyn CallObserver>> = OnceLock::new();
+/// The observers, in the order they were added: a list that only grows, so reading it takes
+/// no lock and a call with no observer pays one load of its head.
+static OBSERVERS: OnceLock<Box<Node>> = OnceLock::new();
 
-/// A call observer was installed already: a process has one.
+struct Node {
+    observer: Box<dyn CallObserver>,
+    next: OnceLock<Box<Node>>,
+}
+
+/// The observer was installed already (see [`metrics::install`](crate::metrics)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("a call observer is installed already; a process has one")]
+#[error("this call observer is installed already")]
 pub struct ObserverAlreadySet;
 
-/// Installs the process's call observer. There can be one.
+/// Adds an observer of every call through every breaker of the process. A process may have
+/// several (metrics and an observer of its own, say): each sees every call, in the order they
+/// were added, and stays for the life of the process.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
-/// use breaker_runtime::{Breaker, CallEvent, CallObserver, Config, set_call_observer};
+/// use breaker_runtime::{add_call_observer, Breaker, CallEvent, CallObserver, Config};
 ///
 /// static REJECTED: AtomicU64 = AtomicU64::new(0);
+/// static ADMITTED: AtomicU64 = AtomicU64::new(0);
 ///
 /// struct CountRejections;
+/// struct CountAdmissions;
 ///
 /// impl CallObserver for CountRejections {
 ///     fn on_call(&self, breaker: &Breaker, event: CallEvent) {
@@ -99,27 +110,60 @@ pub struct ObserverAlreadySet;
 ///     }
 /// }
 ///
-/// set_call_observer(CountRejections).unwrap();
-/// assert!(set_call_observer(CountRejections).is_err(), "one per process");
+/// impl CallObserver for CountAdmissions {
+///     fn on_call(&self, breaker: &Breaker, event: CallEvent) {
+///         if event == CallEvent::Admitted && breaker.name() == "inventory" {
+///             ADMITTED.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// add_call_observer(CountRejections);
+/// add_call_observer(CountAdmissions);
 /// let breaker = Breaker::new(Config::builder().name("inventory").build().unwrap());
+/// breaker.try_acquire().unwrap().success();
 /// breaker.force_open();
 /// assert!(breaker.try_acquire().is_err());
 /// assert_eq!(REJECTED.load(Ordering::Relaxed), 1);
+/// assert_eq!(ADMITTED.load(Ordering::Relaxed), 1);
 /// ```
+pub fn add_call_observer(observer: impl CallObserver) {
+    let mut node = Box::new(Node {
+        observer: Box::new(observer),
+        next: OnceLock::new(),
+    });
+    let mut slot = &OBSERVERS;
+    loop {
+        match slot.set(node) {
+            Ok(()) => return,
+            // Taken, by an earlier observer or a racing one: try the slot after it.
+            Err(back) => node = back,
+        }
+        if let Some(taken) = slot.get() {
+            slot = &taken.next;
+        }
+    }
+}
+
+/// Adds a call observer, as [`add_call_observer`] does.
+///
+/// A process once had one observer, and this was how it was installed; it never fails now.
+#[deprecated(note = "a process may have several observers: use `add_call_observer`")]
 pub fn set_call_observer(observer: impl CallObserver) -> Result<(), ObserverAlreadySet> {
-    OBSERVER
-        .set(Box::new(observer))
-        .map_err(|_| ObserverAlreadySet)
+    add_call_observer(observer);
+    Ok(())
 }
 
 #[inline]
 pub(crate) fn installed() -> bool {
-    OBSERVER.get().is_some()
+    OBSERVERS.get().is_some()
 }
 
 #[inline]
 pub(crate) fn notify(breaker: &Breaker, event: CallEvent) {
-    if let Some(observer) = OBSERVER.get() {
-        observer.on_call(breaker, event);
+    let mut next = OBSERVERS.get();
+    while let Some(node) = next {
+        node.observer.on_call(breaker, event);
+        next = node.next.get();
     }
 }

@@ -1,10 +1,15 @@
-//! Leave to make one call, and the duty to say how it ended.
+//! Leave to make one call, and the duty to say how it ended: borrowed from the breaker
+//! ([`Permit`]) or holding it ([`OwnedPermit`]), for futures that must be `'static`.
 
 use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 
+use crate::breaker::Breaker;
+use crate::classify::{IsFailure, Verdict};
 use crate::clock::Nanos;
+use crate::observe::Ending;
 use crate::probes::ProbeId;
-use crate::{Breaker, Ending, IsFailure, Verdict};
 
 /// Leave from a [`Breaker`] to make one call; give it the call's outcome when the call ends.
 ///
@@ -25,9 +30,32 @@ use crate::{Breaker, Ending, IsFailure, Verdict};
 /// ```
 #[must_use = "a permit records nothing until given the call's outcome"]
 pub struct Permit<'a> {
-    pub(crate) breaker: &'a Breaker,
-    kind: Kind,
-    pub(crate) started: Option<Nanos>,
+    held: Held<&'a Breaker>,
+}
+
+/// A [`Permit`] that holds its breaker, so it can live in a `'static` future (a tower service's
+/// response future, a spawned task): what [`Breaker::try_acquire_owned`] hands out, the way
+/// tokio's `Semaphore::acquire_owned` hands out an owned semaphore permit.
+///
+/// It behaves exactly like a [`Permit`]: give it the call's outcome; dropped without one, the
+/// call counts as cancelled, nothing is recorded and a probe slot it held is freed.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker_runtime::{Breaker, Config, Verdict};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let breaker = Arc::new(Breaker::new(Config::default()));
+/// let permit = breaker.try_acquire_owned().unwrap();
+/// let answer = tokio::spawn(permit.run(async { Ok::<_, std::io::Error>(7) }, Verdict::of));
+/// assert_eq!(answer.await.unwrap().unwrap().unwrap(), 7);
+/// assert_eq!(breaker.snapshot().calls, 1);
+/// # }
+/// ```
+#[must_use = "a permit records nothing until given the call's outcome"]
+pub struct OwnedPermit {
+    held: Held<Arc<Breaker>>,
 }
 
 /// What a permit was admitted as.
@@ -43,40 +71,119 @@ pub(crate) enum Kind {
     Done,
 }
 
+/// The part both permits share: the admission, and the duty to end it exactly once, whether
+/// the breaker is borrowed or held.
+struct Held<B: Deref<Target = Breaker>> {
+    breaker: B,
+    kind: Kind,
+    started: Option<Nanos>,
+}
+
+impl<B: Deref<Target = Breaker>> Held<B> {
+    #[inline(always)]
+    fn conclude(&mut self, ending: Ending) {
+        let kind = std::mem::replace(&mut self.kind, Kind::Done);
+        self.breaker.finish(kind, self.started, ending);
+    }
+
+    /// Hands the admission over to another holder, leaving nothing to end here.
+    #[inline]
+    fn take(&mut self) -> (Kind, Option<Nanos>) {
+        (std::mem::replace(&mut self.kind, Kind::Done), self.started)
+    }
+}
+
+impl<B: Deref<Target = Breaker>> Drop for Held<B> {
+    #[inline]
+    fn drop(&mut self) {
+        if !matches!(self.kind, Kind::Done) {
+            // Dropped without an outcome: the call was cancelled. A probe gives back its slot.
+            self.conclude(Ending::Cancelled);
+        }
+    }
+}
+
+/// What the call path needs of a permit, borrowed or owned.
+pub(crate) trait Admitted: Sized {
+    fn breaker(&self) -> &Breaker;
+    fn started(&self) -> Option<Nanos>;
+    fn conclude(self, ending: Ending);
+}
+
+impl Admitted for Permit<'_> {
+    #[inline(always)]
+    fn breaker(&self) -> &Breaker {
+        self.held.breaker
+    }
+    #[inline(always)]
+    fn started(&self) -> Option<Nanos> {
+        self.held.started
+    }
+    #[inline(always)]
+    fn conclude(mut self, ending: Ending) {
+        self.held.conclude(ending);
+    }
+}
+
+impl Admitted for OwnedPermit {
+    #[inline(always)]
+    fn breaker(&self) -> &Breaker {
+        &self.held.breaker
+    }
+    #[inline(always)]
+    fn started(&self) -> Option<Nanos> {
+        self.held.started
+    }
+    #[inline(always)]
+    fn conclude(mut self, ending: Ending) {
+        self.held.conclude(ending);
+    }
+}
+
+impl Ending {
+    /// How a call the caller classified as `verdict` ended.
+    #[inline(always)]
+    pub(crate) fn of(verdict: Verdict) -> Ending {
+        match verdict {
+            Verdict::Success => Ending::Success,
+            Verdict::Failure => Ending::Failure,
+            Verdict::Ignore => Ending::Ignored,
+        }
+    }
+}
+
 impl<'a> Permit<'a> {
     #[inline]
     pub(crate) fn new(breaker: &'a Breaker, kind: Kind, started: Option<Nanos>) -> Self {
         Permit {
-            breaker,
-            kind,
-            started,
+            held: Held {
+                breaker,
+                kind,
+                started,
+            },
         }
+    }
+
+    /// The admission, handed over to whoever ends it next (see [`OwnedPermit::from_parts`]).
+    #[inline]
+    pub(crate) fn into_parts(mut self) -> (Kind, Option<Nanos>) {
+        self.held.take()
     }
 
     /// The breaker that admitted the call.
     pub fn breaker(&self) -> &'a Breaker {
-        self.breaker
+        self.held.breaker
     }
 
     /// Whether the call is a half-open probe: its outcome decides whether the circuit closes.
     pub fn is_probe(&self) -> bool {
-        matches!(self.kind, Kind::Probe { .. })
+        matches!(self.held.kind, Kind::Probe { .. })
     }
 
     /// Records how the call ended.
     #[inline]
     pub fn record(self, verdict: Verdict) {
-        self.conclude(match verdict {
-            Verdict::Success => Ending::Success,
-            Verdict::Failure => Ending::Failure,
-            Verdict::Ignore => Ending::Ignored,
-        });
-    }
-
-    #[inline(always)]
-    pub(crate) fn conclude(mut self, ending: Ending) {
-        let kind = std::mem::replace(&mut self.kind, Kind::Done);
-        self.breaker.finish(kind, self.started, ending);
+        Admitted::conclude(self, Ending::of(verdict));
     }
 
     /// Records the call's returned value, classified through [`IsFailure`].
@@ -104,22 +211,74 @@ impl<'a> Permit<'a> {
     }
 }
 
-impl Drop for Permit<'_> {
+impl OwnedPermit {
+    /// The admission of a [`Permit`] of `breaker`, taken apart with [`Permit::into_parts`].
     #[inline]
-    fn drop(&mut self) {
-        if !matches!(self.kind, Kind::Done) {
-            // Dropped without an outcome: the call was cancelled. A probe gives back its slot.
-            let kind = std::mem::replace(&mut self.kind, Kind::Done);
-            self.breaker.finish(kind, self.started, Ending::Cancelled);
+    pub(crate) fn from_parts(breaker: Arc<Breaker>, kind: Kind, started: Option<Nanos>) -> Self {
+        OwnedPermit {
+            held: Held {
+                breaker,
+                kind,
+                started,
+            },
         }
+    }
+
+    /// The breaker that admitted the call.
+    pub fn breaker(&self) -> &Arc<Breaker> {
+        &self.held.breaker
+    }
+
+    /// Whether the call is a half-open probe: its outcome decides whether the circuit closes.
+    pub fn is_probe(&self) -> bool {
+        matches!(self.held.kind, Kind::Probe { .. })
+    }
+
+    /// Records how the call ended.
+    #[inline]
+    pub fn record(self, verdict: Verdict) {
+        Admitted::conclude(self, Ending::of(verdict));
+    }
+
+    /// Records the call's returned value, classified through [`IsFailure`].
+    #[inline]
+    pub fn record_value<T: IsFailure + ?Sized>(self, value: &T) {
+        self.record(Verdict::of(value));
+    }
+
+    /// The dependency answered (a slow success if slow calls are detected and it took too long).
+    #[inline]
+    pub fn success(self) {
+        self.record(Verdict::Success);
+    }
+
+    /// The dependency is unwell: a failure, a timeout or a panic.
+    #[inline]
+    pub fn failure(self) {
+        self.record(Verdict::Failure);
+    }
+
+    /// Records nothing, and frees the probe slot if the call held one.
+    #[inline]
+    pub fn ignore(self) {
+        self.record(Verdict::Ignore);
     }
 }
 
 impl fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
-            .field("breaker", self.breaker.name())
-            .field("kind", &self.kind)
+            .field("breaker", self.held.breaker.name())
+            .field("kind", &self.held.kind)
+            .finish()
+    }
+}
+
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("breaker", self.held.breaker.name())
+            .field("kind", &self.held.kind)
             .finish()
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, LazyLock, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, RwLock};
 
 use crate::events::{Listeners, Subscription, Transition};
 use crate::{Breaker, Config, Name, Snapshot};
@@ -106,6 +106,46 @@ pub enum RegistryError {
     NameTaken(Name),
 }
 
+/// A breaker that asked for a name another breaker held, and was listed under a name made
+/// unique instead, so that it still shows in the registry and the metrics (a tower layer whose
+/// breaker names collide with another's, say).
+///
+/// ```
+/// # #[cfg(feature = "tower")] {
+/// use breaker_runtime::{registry, Config};
+/// use breaker_runtime::tower::CircuitBreakerLayer;
+/// use tower::Layer;
+///
+/// let config = Config::builder().name("clash-demo").build().unwrap();
+/// let echo = || tower::service_fn(|n: u32| async move { Ok::<_, ()>(n) });
+/// let _first = CircuitBreakerLayer::<u32>::new(config.clone()).layer(echo());
+/// let _second = CircuitBreakerLayer::<u32>::new(config).layer(echo());
+/// let clash = registry().clashes().into_iter().find(|c| c.wanted == "clash-demo").unwrap();
+/// assert_eq!(clash.given, "clash-demo#2");
+/// assert!(registry().get("clash-demo#2").is_some());
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NameClash {
+    /// The name the breaker asked for.
+    pub wanted: Name,
+    /// The name it is listed under.
+    pub given: Name,
+    /// Where the breaker's owner was built.
+    pub at: Location,
+}
+
+impl fmt::Display for NameClash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "circuit breaker `{}` (built at {}) is listed as `{}`: another breaker has the name",
+            self.wanted, self.at, self.given
+        )
+    }
+}
+
 struct Entry {
     breaker: Arc<Breaker>,
     declarations: Vec<&'static Declaration>,
@@ -128,6 +168,7 @@ struct Entry {
 pub struct Registry {
     entries: RwLock<Vec<Entry>>,
     conflicts: Vec<Conflict>,
+    clashes: Mutex<Vec<NameClash>>,
 }
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::from_declarations(&DECLARATIONS));
@@ -206,7 +247,7 @@ impl Registry {
         }
 
         for declaration in ordered.into_iter().filter(|d| d.name.is_none()) {
-            let name = unique_name(declaration.default_name, &entries);
+            let name = unique_name(Name::from_static(declaration.default_name), &entries);
             let breaker = Breaker::new(declaration.config.clone().with_name(name));
             entries.push(Entry {
                 breaker: Arc::new(breaker),
@@ -219,6 +260,7 @@ impl Registry {
         Registry {
             entries: RwLock::new(entries),
             conflicts,
+            clashes: Mutex::new(Vec::new()),
         }
     }
 
@@ -275,6 +317,63 @@ impl Registry {
         Ok(())
     }
 
+    /// Breakers listed under another name than they asked for, because another breaker held
+    /// it: see [`NameClash`].
+    pub fn clashes(&self) -> Vec<NameClash> {
+        self.clashes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// A new breaker for `config`, registered under its name, or under the name made unique
+    /// (`name#2`, …) and reported as a [`NameClash`] if another breaker holds it.
+    pub(crate) fn register_renaming(&self, config: Config, at: Location) -> Arc<Breaker> {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        let wanted = config.name().clone();
+        let given = unique_name(wanted.clone(), &entries);
+        let breaker = Arc::new(Breaker::new(config.with_name(given.clone())));
+        breaker.set_registered(true);
+        entries.push(Entry {
+            breaker: Arc::clone(&breaker),
+            declarations: Vec::new(),
+        });
+        drop(entries);
+        if given != wanted {
+            let clash = NameClash { wanted, given, at };
+            tracing::warn!(
+                breaker = %clash.wanted,
+                listed_as = %clash.given,
+                built_at = %clash.at,
+                "circuit breaker name taken by another breaker; listed under a unique name"
+            );
+            self.clashes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(clash);
+        }
+        breaker
+    }
+
+    /// Takes this very breaker off the list (not another of the same name), with the report of
+    /// a clash that renamed it.
+    pub(crate) fn remove(&self, breaker: &Arc<Breaker>) {
+        let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
+        let Some(index) = entries
+            .iter()
+            .position(|e| Arc::ptr_eq(&e.breaker, breaker))
+        else {
+            return;
+        };
+        entries.swap_remove(index);
+        drop(entries);
+        breaker.set_registered(false);
+        self.clashes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|clash| clash.given != *breaker.name());
+    }
+
     /// Removes a breaker registered by hand; declared breakers stay.
     pub fn unregister(&self, name: &str) -> Option<Arc<Breaker>> {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
@@ -324,7 +423,7 @@ impl Registry {
         // Not gathered at link time (a platform linkme does not cover): join now.
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
         let name = declaration.name.map_or_else(
-            || unique_name(declaration.default_name, &entries),
+            || unique_name(Name::from_static(declaration.default_name), &entries),
             Name::from_static,
         );
         if let Some(entry) = entries.iter_mut().find(|e| *e.breaker.name() == name) {
@@ -342,15 +441,15 @@ impl Registry {
 }
 
 /// `base`, or `base#2`, `base#3`… if taken.
-fn unique_name(base: &'static str, entries: &[Entry]) -> Name {
+fn unique_name(base: Name, entries: &[Entry]) -> Name {
     let taken = |candidate: &str| entries.iter().any(|e| e.breaker.name() == candidate);
-    if !taken(base) {
-        return Name::from_static(base);
+    if !taken(&base) {
+        return base;
     }
     (2u32..)
         .map(|n| format!("{base}#{n}"))
         .find(|candidate| !taken(candidate))
-        .map_or_else(|| Name::from_static(base), Name::from)
+        .map_or(base, Name::from)
 }
 
 /// The breaker of one `#[circuit_breaker]` function, looked up in the registry on first use and

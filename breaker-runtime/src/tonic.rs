@@ -23,25 +23,23 @@
 //! assert!(rejected.is_ignored(), "an outer breaker does not count an inner one's rejection");
 //! ```
 
-use tonic::{Code, Status};
+use tonic::Status;
 
-use crate::{BreakerError, IsFailure};
+use crate::classify::{IsFailure, Verdict};
+use crate::error::BreakerError;
+use crate::grpc;
 
 /// The metadata key set on a `Status` made from a [`BreakerError`]: `rejected` or `timeout`.
 pub const LOCAL_MARK: &str = "x-circuit-breaker";
 
 impl IsFailure for Status {
     fn is_failure(&self) -> bool {
-        !self.is_ignored()
-            && matches!(
-                self.code(),
-                Code::Unavailable | Code::Internal | Code::Unknown | Code::DeadlineExceeded
-            )
+        !self.is_ignored() && grpc::verdict(self.code() as i32) == Verdict::Failure
             || local_mark(self) == Some("timeout")
     }
 
     fn is_ignored(&self) -> bool {
-        self.code() == Code::Cancelled || local_mark(self) == Some("rejected")
+        grpc::verdict(self.code() as i32) == Verdict::Ignore || local_mark(self) == Some("rejected")
     }
 }
 
@@ -70,5 +68,48 @@ impl From<BreakerError> for Status {
             tonic::metadata::MetadataValue::from_static(mark),
         );
         status
+    }
+}
+
+/// The tower layer's answer as a `Status` (feature `tower` too), for a layer under tonic's
+/// client: put `map_err(Status::from)` above [`CircuitBreakerLayer::for_grpc`]. A rejection or a
+/// timeout becomes the marked `Status` of [`From<BreakerError>`](#impl-From%3CBreakerError%3E-for-Status);
+/// the inner service's own error becomes what tonic would have made of it.
+///
+/// [`CircuitBreakerLayer::for_grpc`]: crate::tower::CircuitBreakerLayer::for_grpc
+///
+/// ```
+/// use breaker_runtime::BreakerError;
+/// use breaker_runtime::tower::CircuitBreakerError;
+/// use tonic::Status;
+///
+/// let rejected = CircuitBreakerError::<std::io::Error>::Rejected(BreakerError::Open {
+///     breaker: "orders".into(),
+///     next_probe_at: None,
+/// });
+/// assert!(breaker_runtime::tonic::is_local_rejection(&Status::from(rejected)));
+/// ```
+///
+/// Over a tonic `Channel` (`tests/grpc.rs` runs this against a real server):
+///
+/// ```text
+/// let channel = Channel::from_static("http://[::1]:50051").connect().await?;
+/// let guarded = tower::ServiceBuilder::new()
+///     .map_err(Status::from)
+///     .layer(CircuitBreakerLayer::for_grpc(config))
+///     .service(channel);
+/// let client = OrdersClient::new(guarded);
+/// ```
+#[cfg(feature = "tower")]
+impl<E> From<crate::tower::CircuitBreakerError<E>> for Status
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+{
+    fn from(error: crate::tower::CircuitBreakerError<E>) -> Self {
+        use crate::tower::CircuitBreakerError;
+        match error {
+            CircuitBreakerError::Rejected(e) | CircuitBreakerError::Timeout(e) => Status::from(e),
+            CircuitBreakerError::Inner(e) => Status::from_error(e.into()),
+        }
     }
 }
