@@ -196,3 +196,55 @@ fn a_call_through_the_attribute_allocates_nothing() {
     });
     assert_eq!(n, 0);
 }
+
+/// One request through a tower service, ready at once.
+fn through<S: tower::Service<u32>>(service: &mut S, request: u32) -> Result<S::Response, S::Error> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match service.poll_ready(&mut cx) {
+        Poll::Ready(ready) => ready?,
+        Poll::Pending => panic!("the inner service is always ready"),
+    }
+    ready(service.call(request))
+}
+
+#[test]
+fn a_request_through_the_tower_layer_allocates_nothing_for_a_known_key() {
+    use std::borrow::Cow;
+
+    use breaker_runtime::tower::CircuitBreakerLayer;
+    use tower::Layer;
+
+    let echo = || tower::service_fn(|n: u32| std::future::ready(Ok::<u32, std::io::Error>(n)));
+    let config = |name: &'static str| {
+        Config::builder()
+            .name(name)
+            .count_window(100)
+            .build()
+            .unwrap()
+    };
+    let keyed_layer = CircuitBreakerLayer::new(config("alloc-keyed"))
+        .key(|n: &u32| Cow::Borrowed(if n % 2 == 0 { "even" } else { "odd" }));
+    let mut keyed = keyed_layer.layer(echo());
+    let mut single = CircuitBreakerLayer::new(config("alloc-single")).layer(echo());
+    // Warm up: the first request of a key makes and registers its breaker.
+    for i in 0..300 {
+        through(&mut keyed, i).unwrap();
+        through(&mut single, i).unwrap();
+    }
+    let n = allocations_during(|| {
+        for i in 0..1_000 {
+            assert_eq!(through(&mut keyed, i).unwrap(), i);
+            assert_eq!(through(&mut single, i).unwrap(), i);
+        }
+    });
+    assert_eq!(n, 0, "closed, known keys");
+
+    keyed_layer.breaker("even").unwrap().force_open();
+    let n = allocations_during(|| {
+        for i in 0..1_000 {
+            let err = through(&mut keyed, i * 2).unwrap_err();
+            assert!(err.is_rejection());
+        }
+    });
+    assert_eq!(n, 0, "rejected");
+}
