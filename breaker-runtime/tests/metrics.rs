@@ -4,9 +4,31 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, Config, State, registry};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use breaker_runtime::{
+    Breaker, CallEvent, CallObserver, Config, State, add_call_observer, registry,
+};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+static OWN_REJECTED: AtomicU64 = AtomicU64::new(0);
+static OWN_FINISHED: AtomicU64 = AtomicU64::new(0);
+
+struct OwnCount;
+
+impl CallObserver for OwnCount {
+    fn on_call(&self, breaker: &Breaker, event: CallEvent) {
+        if breaker.name() != "scraped" {
+            return;
+        }
+        match event {
+            CallEvent::Rejected => OWN_REJECTED.fetch_add(1, Ordering::Relaxed),
+            CallEvent::Finished { .. } => OWN_FINISHED.fetch_add(1, Ordering::Relaxed),
+            _ => 0,
+        };
+    }
+}
 
 async fn scrape(port: u16) -> String {
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -44,6 +66,12 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
         .install()
         .unwrap();
     breaker_runtime::metrics::install().unwrap();
+    assert!(
+        breaker_runtime::metrics::install().is_err(),
+        "installed once, so nothing is counted twice"
+    );
+    // An observer of the service's own beside the metrics: both see every call.
+    add_call_observer(OwnCount);
 
     let breaker = Arc::new(Breaker::new(
         Config::builder()
@@ -123,4 +151,10 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
         Some(5.0),
         "{body}"
     );
+    assert_eq!(
+        OWN_REJECTED.load(Ordering::Relaxed),
+        1,
+        "the service's own observer"
+    );
+    assert_eq!(OWN_FINISHED.load(Ordering::Relaxed), 5);
 }
