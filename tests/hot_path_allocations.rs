@@ -223,7 +223,7 @@ fn a_request_through_the_tower_layer_allocates_nothing_for_a_known_key() {
             .unwrap()
     };
     let keyed_layer = CircuitBreakerLayer::new(config("alloc-keyed"))
-        .key(|n: &u32| Cow::Borrowed(if n % 2 == 0 { "even" } else { "odd" }));
+        .key(|n: &u32| Cow::Borrowed(if n.is_multiple_of(2) { "even" } else { "odd" }));
     let mut keyed = keyed_layer.layer(echo());
     let mut single = CircuitBreakerLayer::new(config("alloc-single")).layer(echo());
     // Warm up: the first request of a key makes and registers its breaker.

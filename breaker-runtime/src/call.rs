@@ -228,26 +228,32 @@ where
 {
     type Output = Result<F::Output, BreakerError>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut run = this.run;
-        if *run.as_mut().project().stage != Stage::Admitting {
-            return run.resume(cx);
-        }
-        // The closed circuit's admission yields the permit itself, not a `Result` carrying a
-        // rejection beside it, so the permit stays in registers.
-        let permit = match this.breaker.admit_closed() {
-            Some(permit) => permit,
-            None => match this.breaker.admit_otherwise() {
-                Ok(permit) => permit,
-                Err(rejection) => {
-                    let mut run = run.project();
-                    *run.stage = Stage::Done;
-                    run.body.set(None);
-                    return Poll::Ready(Err(rejection));
-                }
-            },
+        // One place polls the body, whichever way the permit came: the poll inlines into every
+        // guarded fn, and a second copy of it would push the body's poll out of line.
+        let permit = if *run.as_mut().project().stage == Stage::Admitting {
+            // The closed circuit's admission yields the permit itself, not a `Result` carrying
+            // a rejection beside it, so the permit stays in registers.
+            match this.breaker.admit_closed() {
+                Some(permit) => permit,
+                None => match this.breaker.admit_otherwise() {
+                    Ok(permit) => permit,
+                    Err(rejection) => {
+                        let mut run = run.project();
+                        *run.stage = Stage::Done;
+                        run.body.set(None);
+                        return Poll::Ready(Err(rejection));
+                    }
+                },
+            }
+        } else {
+            match run.as_mut().parked() {
+                Some(permit) => permit,
+                None => return Poll::Pending,
+            }
         };
         run.drive(permit, cx)
     }
@@ -262,7 +268,11 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().run.resume(cx)
+        let mut run = self.project().run;
+        match run.as_mut().parked() {
+            Some(permit) => run.drive(permit, cx),
+            None => Poll::Pending,
+        }
     }
 }
 
@@ -272,16 +282,13 @@ where
     F: Future,
     C: Classify<F::Output>,
 {
-    /// Polls a call admitted earlier, whose permit waits in the future.
+    /// The permit of a call admitted earlier, waiting in the future; `None` once it ended.
     #[inline(always)]
-    fn resume(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<F::Output, BreakerError>> {
+    fn parked(self: Pin<&mut Self>) -> Option<P> {
         let this = self.project();
-        if *this.stage != Stage::Running {
-            return Poll::Pending;
-        }
-        match this.permit.take() {
-            Some(permit) => poll_admitted(this, permit, cx),
-            None => Poll::Pending,
+        match this.stage {
+            Stage::Running => this.permit.take(),
+            Stage::Admitting | Stage::Done => None,
         }
     }
 
@@ -339,23 +346,38 @@ where
         }
         Ok(Poll::Pending) => {}
         Err(panic) => {
-            permit.conclude(Ending::Panic);
             *this.stage = Stage::Done;
-            panic::resume_unwind(panic);
+            conclude_unwinding(permit, panic);
         }
     }
 
     if let Some(limit) = permit.breaker().config().timeout() {
         if expired(this.deadline, permit.started(), limit, cx) {
-            let breaker = permit.breaker().name().clone();
-            permit.conclude(Ending::Timeout);
             *this.stage = Stage::Done;
             this.body.set(None);
-            return Poll::Ready(Err(BreakerError::Timeout { breaker, limit }));
+            return Poll::Ready(Err(conclude_timed_out(permit, limit)));
         }
     }
     *this.permit = Some(permit);
     Poll::Pending
+}
+
+/// Records the panic of a call's body, and lets it go on to the caller. Out of line, so the
+/// poll that inlines into every guarded fn carries none of it.
+#[cold]
+#[inline(never)]
+fn conclude_unwinding<P: Admitted>(permit: P, panic: Box<dyn std::any::Any + Send>) -> ! {
+    permit.conclude(Ending::Panic);
+    panic::resume_unwind(panic)
+}
+
+/// Records a call's timeout: the error to answer with. Out of line, like the panic's.
+#[cold]
+#[inline(never)]
+fn conclude_timed_out<P: Admitted>(permit: P, limit: Duration) -> BreakerError {
+    let breaker = permit.breaker().name().clone();
+    permit.conclude(Ending::Timeout);
+    BreakerError::Timeout { breaker, limit }
 }
 
 /// Arms the timeout's timer on the first wait and polls it: whether the call ran out of time.

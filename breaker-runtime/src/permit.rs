@@ -87,7 +87,7 @@ impl<B: Deref<Target = Breaker>> Held<B> {
     }
 
     /// Hands the admission over to another holder, leaving nothing to end here.
-    #[inline]
+    #[inline(always)]
     fn take(&mut self) -> (Kind, Option<Nanos>) {
         (std::mem::replace(&mut self.kind, Kind::Done), self.started)
     }

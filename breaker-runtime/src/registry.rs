@@ -328,6 +328,7 @@ impl Registry {
 
     /// A new breaker for `config`, registered under its name, or under the name made unique
     /// (`name#2`, …) and reported as a [`NameClash`] if another breaker holds it.
+    #[cfg(feature = "tower")]
     pub(crate) fn register_renaming(&self, config: Config, at: Location) -> Arc<Breaker> {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
         let wanted = config.name().clone();
@@ -357,6 +358,7 @@ impl Registry {
 
     /// Takes this very breaker off the list (not another of the same name), with the report of
     /// a clash that renamed it.
+    #[cfg(feature = "tower")]
     pub(crate) fn remove(&self, breaker: &Arc<Breaker>) {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
         let Some(index) = entries
