@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Turns the criterion results of `cargo bench -p breaker-runtime --bench compare` into the
+"""Turns the criterion results of `cargo bench -p breaker-runtime --features tower --bench compare
+--bench layer` into the
 tables of BENCHMARKS.md (printed) and the chart beside it (benchmarks.svg).
 
 Usage: python3 breaker-runtime/benches/report.py [target/criterion] [BENCHMARKS.svg path]
@@ -11,7 +12,7 @@ import sys
 from html import escape
 
 GROUPS = ['floor', 'closed_count_window', 'closed_time_window', 'closed_with_timeout',
-          'open_rejection', 'half_open', 'contended_2_threads']
+          'open_rejection', 'half_open', 'contended_2_threads', 'tower layer, closed']
 
 
 def load(root):
