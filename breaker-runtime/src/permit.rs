@@ -152,6 +152,46 @@ impl Ending {
     }
 }
 
+/// The outcome methods, one text for both permits.
+macro_rules! outcome_methods {
+    () => {
+        /// Whether the call is a half-open probe: its outcome decides whether the circuit closes.
+        pub fn is_probe(&self) -> bool {
+            matches!(self.held.kind, Kind::Probe { .. })
+        }
+
+        /// Records how the call ended.
+        #[inline]
+        pub fn record(self, verdict: Verdict) {
+            Admitted::conclude(self, Ending::of(verdict));
+        }
+
+        /// Records the call's returned value, classified through [`IsFailure`].
+        #[inline]
+        pub fn record_value<T: IsFailure + ?Sized>(self, value: &T) {
+            self.record(Verdict::of(value));
+        }
+
+        /// The dependency answered (a slow success if slow calls are detected and it took too long).
+        #[inline]
+        pub fn success(self) {
+            self.record(Verdict::Success);
+        }
+
+        /// The dependency is unwell: a failure, a timeout or a panic.
+        #[inline]
+        pub fn failure(self) {
+            self.record(Verdict::Failure);
+        }
+
+        /// Records nothing, and frees the probe slot if the call held one.
+        #[inline]
+        pub fn ignore(self) {
+            self.record(Verdict::Ignore);
+        }
+    };
+}
+
 impl<'a> Permit<'a> {
     #[inline]
     pub(crate) fn new(breaker: &'a Breaker, kind: Kind, started: Option<Nanos>) -> Self {
@@ -175,40 +215,7 @@ impl<'a> Permit<'a> {
         self.held.breaker
     }
 
-    /// Whether the call is a half-open probe: its outcome decides whether the circuit closes.
-    pub fn is_probe(&self) -> bool {
-        matches!(self.held.kind, Kind::Probe { .. })
-    }
-
-    /// Records how the call ended.
-    #[inline]
-    pub fn record(self, verdict: Verdict) {
-        Admitted::conclude(self, Ending::of(verdict));
-    }
-
-    /// Records the call's returned value, classified through [`IsFailure`].
-    #[inline]
-    pub fn record_value<T: IsFailure + ?Sized>(self, value: &T) {
-        self.record(Verdict::of(value));
-    }
-
-    /// The dependency answered (a slow success if slow calls are detected and it took too long).
-    #[inline]
-    pub fn success(self) {
-        self.record(Verdict::Success);
-    }
-
-    /// The dependency is unwell: a failure, a timeout or a panic.
-    #[inline]
-    pub fn failure(self) {
-        self.record(Verdict::Failure);
-    }
-
-    /// Records nothing, and frees the probe slot if the call held one.
-    #[inline]
-    pub fn ignore(self) {
-        self.record(Verdict::Ignore);
-    }
+    outcome_methods!();
 }
 
 impl OwnedPermit {
@@ -229,40 +236,7 @@ impl OwnedPermit {
         &self.held.breaker
     }
 
-    /// Whether the call is a half-open probe: its outcome decides whether the circuit closes.
-    pub fn is_probe(&self) -> bool {
-        matches!(self.held.kind, Kind::Probe { .. })
-    }
-
-    /// Records how the call ended.
-    #[inline]
-    pub fn record(self, verdict: Verdict) {
-        Admitted::conclude(self, Ending::of(verdict));
-    }
-
-    /// Records the call's returned value, classified through [`IsFailure`].
-    #[inline]
-    pub fn record_value<T: IsFailure + ?Sized>(self, value: &T) {
-        self.record(Verdict::of(value));
-    }
-
-    /// The dependency answered (a slow success if slow calls are detected and it took too long).
-    #[inline]
-    pub fn success(self) {
-        self.record(Verdict::Success);
-    }
-
-    /// The dependency is unwell: a failure, a timeout or a panic.
-    #[inline]
-    pub fn failure(self) {
-        self.record(Verdict::Failure);
-    }
-
-    /// Records nothing, and frees the probe slot if the call held one.
-    #[inline]
-    pub fn ignore(self) {
-        self.record(Verdict::Ignore);
-    }
+    outcome_methods!();
 }
 
 impl fmt::Debug for Permit<'_> {
