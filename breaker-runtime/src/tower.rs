@@ -32,7 +32,7 @@
 //!   [`Service::call`] before anything else; a rejection is answered with a ready future and the
 //!   inner service's `call` never runs, so a `Buffer` (a tonic `Channel` is one) or an HTTP
 //!   client behind the layer never starts the request. An admitted request holds an
-//!   [`OwnedPermit`] in its response future, so dropping that future records nothing and frees
+//!   [`OwnedPermit`](crate::OwnedPermit) in its response future, so dropping that future records nothing and frees
 //!   a half-open probe slot, as with the borrowed permit.
 //! * **`poll_ready` is the inner service's.** It says whether the inner service can take a
 //!   request, and nothing else: the circuit's state cannot be known before the request (and
