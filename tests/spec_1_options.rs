@@ -137,3 +137,126 @@ fn max_break_duration_equal_to_break_duration_is_allowed() {
         .unwrap();
     assert_eq!(c.max_break_duration(), Some(Duration::from_secs(30)));
 }
+
+#[test]
+fn no_duration_wraps_past_the_longest_one() {
+    use breaker_runtime::MAX_DURATION;
+
+    // 2^63 ns once became a 0 ns window that never opened; 2562048h a 763 s one.
+    for huge in [
+        Duration::from_nanos(1 << 63),
+        Duration::from_secs(2_562_048 * 3_600),
+        MAX_DURATION + Duration::from_nanos(1),
+        Duration::MAX,
+    ] {
+        for (field, builder) in [
+            ("window", Config::builder().time_window(huge)),
+            ("timeout", Config::builder().timeout(huge)),
+            ("break_duration", Config::builder().break_duration(huge)),
+            (
+                "max_break_duration",
+                Config::builder().max_break_duration(huge),
+            ),
+            ("slow_call", Config::builder().no_timeout().slow_call(huge)),
+        ] {
+            let err = refused(builder);
+            assert_eq!(
+                err,
+                ConfigError::DurationTooLong {
+                    field,
+                    value: huge,
+                    max: MAX_DURATION
+                }
+            );
+            assert_eq!(err.field(), field);
+            assert!(err.to_string().contains("30 days"), "{err}");
+        }
+    }
+    let longest = Config::builder()
+        .time_window(MAX_DURATION)
+        .break_duration(MAX_DURATION)
+        .build()
+        .unwrap();
+    assert_eq!(longest.window(), Window::Time(MAX_DURATION));
+    assert_eq!(longest.break_duration(), MAX_DURATION);
+}
+
+#[test]
+fn slow_call_must_be_shorter_than_the_timeout() {
+    let err = refused(
+        Config::builder()
+            .timeout(Duration::from_millis(100))
+            .slow_call(Duration::from_secs(5)),
+    );
+    assert_eq!(
+        err,
+        ConfigError::SlowCallNotBelowTimeout {
+            slow_call: Duration::from_secs(5),
+            timeout: Duration::from_millis(100)
+        }
+    );
+    assert_eq!(err.field(), "slow_call");
+    assert!(refused(Config::builder().slow_call(Duration::from_secs(10))).field() == "slow_call");
+    assert!(
+        Config::builder()
+            .slow_call(Duration::from_secs(9))
+            .build()
+            .is_ok()
+    );
+    assert!(
+        Config::builder()
+            .no_timeout()
+            .slow_call(Duration::from_secs(60))
+            .build()
+            .is_ok(),
+        "without a timeout any slow_call can fire"
+    );
+}
+
+#[test]
+fn a_time_window_takes_at_most_max_min_calls() {
+    use breaker_runtime::MAX_MIN_CALLS;
+
+    let window = || Config::builder().time_window(Duration::from_secs(60));
+    assert_eq!(
+        refused(window().min_calls(u32::MAX)),
+        ConfigError::MinCallsTooLarge {
+            value: u32::MAX,
+            max: MAX_MIN_CALLS
+        }
+    );
+    assert_eq!(
+        window()
+            .min_calls(MAX_MIN_CALLS)
+            .build()
+            .unwrap()
+            .min_calls(),
+        MAX_MIN_CALLS
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 2_000, ..Default::default() })]
+
+    /// Every duration the builder accepts is kept exactly as given: none wraps or is truncated.
+    #[test]
+    fn accepted_durations_are_kept_exactly(
+        secs in proptest::prop_oneof![0u64..3_000_000, proptest::prelude::any::<u64>()],
+        nanos in 0u32..1_000_000_000,
+    ) {
+        let d = Duration::new(secs, nanos);
+        if let Ok(c) = Config::builder().time_window(d).build() {
+            proptest::prop_assert_eq!(c.window(), Window::Time(d));
+        }
+        if let Ok(c) = Config::builder().no_timeout().break_duration(d).max_break_duration(d).slow_call(d).build() {
+            proptest::prop_assert_eq!(c.break_duration(), d);
+            proptest::prop_assert_eq!(c.max_break_duration(), Some(d));
+            proptest::prop_assert_eq!(c.slow_call(), Some(d));
+        }
+        if let Ok(c) = Config::builder().timeout(d).build() {
+            proptest::prop_assert_eq!(c.timeout(), Some(d));
+        }
+        let acceptable = !d.is_zero() && d <= breaker_runtime::MAX_DURATION;
+        proptest::prop_assert_eq!(Config::builder().no_timeout().break_duration(d).build().is_ok(), acceptable);
+    }
+}

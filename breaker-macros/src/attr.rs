@@ -134,15 +134,29 @@ impl Options {
             "slow_threshold" => self.slow_threshold = keep(errors, percentage(value, key)),
             "window" => self.window = keep(errors, window(value)),
             "min_calls" => {
-                self.min_calls = keep(errors, positive(value, key, u64::from(u32::MAX), ""))
+                self.min_calls = keep(
+                    errors,
+                    positive(value, key, (u64::from(u32::MAX), &u32::MAX.to_string()), ""),
+                )
             }
-            "probes" => self.probes = keep(errors, positive(value, key, MAX_PROBES, "")),
+            "probes" => {
+                self.probes = keep(
+                    errors,
+                    positive(value, key, (MAX_PROBES, &MAX_PROBES.to_string()), ""),
+                )
+            }
             "timeout_ms" => {
                 let hint =
                     "; for no timeout write `timeout = \"off\"`, for a duration `timeout = \"2s\"`";
                 self.timeout = keep(
                     errors,
-                    positive(value, key, u64::MAX, hint).map(|at: At<u64>| At {
+                    positive(
+                        value,
+                        key,
+                        (grammar::MAX_DURATION_MS, "2592000000 (720h, 30 days)"),
+                        hint,
+                    )
+                    .map(|at: At<u64>| At {
                         value: Timeout::Millis(at.value),
                         span: at.span,
                     }),
@@ -300,10 +314,11 @@ fn timeout(value: &Expr) -> Result<At<Timeout>, syn::Error> {
     })
 }
 
+/// A positive integer literal up to `max`; `max` is written as `limit` when the error names it.
 fn positive<T: TryFrom<u64>>(
     value: &Expr,
     key: &str,
-    max: u64,
+    (max, limit): (u64, &str),
     hint: &str,
 ) -> Result<At<T>, syn::Error> {
     let Expr::Lit(ExprLit {
@@ -316,13 +331,16 @@ fn positive<T: TryFrom<u64>>(
         );
     };
     let Ok(parsed) = n.base10_parse::<u64>() else {
+        if n.base10_digits().bytes().all(|b| b.is_ascii_digit()) {
+            return refuse(n, format!("invalid `{key}`: it must be at most {limit}"));
+        }
         return refuse(n, format!("`{key}` takes a whole number{hint}"));
     };
     if parsed == 0 {
         return refuse(n, format!("invalid `{key}`: it must be at least 1{hint}"));
     }
     if parsed > max {
-        return refuse(n, format!("invalid `{key}`: it must be at most {max}"));
+        return refuse(n, format!("invalid `{key}`: it must be at most {limit}"));
     }
     match T::try_from(parsed) {
         Ok(v) => Ok(At {

@@ -7,6 +7,11 @@
 pub(crate) const MAX_COUNT_WINDOW: u64 = 10_000;
 /// The most probes the runtime runs at once.
 pub(crate) const MAX_PROBES: u64 = 1_000;
+/// The longest duration any option takes, in milliseconds: 720h (30 days), the runtime's
+/// `MAX_DURATION`.
+pub(crate) const MAX_DURATION_MS: u64 = 30 * 24 * 3_600_000;
+/// The largest `min_calls` of a time window, the runtime's `MAX_MIN_CALLS`.
+pub(crate) const MAX_MIN_CALLS: u64 = 1_000_000;
 
 /// A window: the last N calls, or the last D milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +33,12 @@ pub(crate) fn percentage(text: &str) -> Result<u32, String> {
             format!("`{text}` is not a percentage; {example}")
         });
     };
+    if number.ends_with(char::is_whitespace) {
+        return Err(format!(
+            "`{text}` has a space before its `%`; write \"{}%\"",
+            number.trim()
+        ));
+    }
     let Some(ppm) = decimal(number.trim()) else {
         return Err(format!("`{text}` is not a percentage; {example}"));
     };
@@ -94,6 +105,18 @@ pub(crate) fn duration(text: &str) -> Result<u64, String> {
             "`{text}` has a fraction; durations take a whole number: use a smaller unit{hint}"
         ));
     }
+    if unit.starts_with(char::is_whitespace) {
+        return Err(format!(
+            "`{text}` has a space before its unit; write \"{number}{}\"",
+            unit.trim_start()
+        ));
+    }
+    if unit.starts_with('_') {
+        return Err(format!(
+            "`{text}` has an underscore in its number; write the digits alone, such as \"{}\"",
+            text.replace('_', "")
+        ));
+    }
     let per_unit: u64 = match unit {
         "ms" => 1,
         "s" => 1_000,
@@ -114,18 +137,26 @@ pub(crate) fn duration(text: &str) -> Result<u64, String> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(per_unit))
-        .ok_or_else(|| format!("`{text}` is too long a duration"))
+        .filter(|ms| *ms <= MAX_DURATION_MS)
+        .ok_or_else(|| format!("`{text}` is too long; a duration is at most \"720h\" (30 days)"))
 }
 
 /// A window: `"N"` calls, or a duration.
 pub(crate) fn window(text: &str) -> Result<Window, String> {
     let trimmed = text.trim();
+    if trimmed.contains('_') && trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+        return Err(format!(
+            "`{trimmed}` has underscores; write the number of calls as digits alone, such as \"{}\"",
+            trimmed.replace('_', "")
+        ));
+    }
     if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
         return count_window(trimmed.parse::<u64>().unwrap_or(u64::MAX));
     }
     match duration(trimmed) {
         Ok(0) => Err("a time window must be longer than zero".to_string()),
         Ok(ms) => Ok(Window::Millis(ms)),
+        Err(message) if message.contains("too long") || message.contains("a space") => Err(message),
         Err(_) if trimmed.bytes().next().is_some_and(|b| b.is_ascii_digit()) => {
             let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
             Err(format!(
@@ -199,9 +230,38 @@ mod tests {
             "99999999999999999999h",
             "",
             "10 s",
+            "2562048h",
+            "9223372036855ms",
+            "721h",
         ] {
             assert!(duration(bad).is_err(), "{bad:?} must be refused");
         }
+        assert_eq!(duration("720h"), Ok(MAX_DURATION_MS));
+        assert!(
+            duration("721h").unwrap_err().contains("\"720h\""),
+            "the limit is named"
+        );
+        assert!(
+            duration("30 s").unwrap_err().contains("\"30s\""),
+            "the fix is spelled out"
+        );
+    }
+
+    #[test]
+    fn a_space_is_refused_alike_before_a_percent_sign_and_before_a_unit() {
+        assert!(percentage("50 %").unwrap_err().contains("\"50%\""));
+        assert!(duration("30 s").unwrap_err().contains("\"30s\""));
+    }
+
+    #[test]
+    fn underscores_are_named_not_taken_for_a_unit() {
+        let count = window("10_000").unwrap_err();
+        assert!(
+            count.contains("\"10000\"") && !count.contains("unit"),
+            "{count}"
+        );
+        let time = duration("1_000ms").unwrap_err();
+        assert!(time.contains("\"1000ms\""), "{time}");
     }
 
     #[test]
@@ -217,9 +277,12 @@ mod tests {
             "abc",
             "",
             "99999999999999999999999",
+            "2562048h",
+            "9223372036855ms",
         ] {
             assert!(window(bad).is_err(), "{bad:?} must be refused");
         }
+        assert!(window("2562048h").unwrap_err().contains("\"720h\""));
         assert!(window("10x").unwrap_err().contains("unknown unit `x`"));
     }
 }

@@ -54,8 +54,23 @@ proptest! {
     }
 
     #[test]
-    fn durations_mean_what_they_say(n in 0u64..1_000_000, unit in prop::sample::select(vec![("ms", 1u64), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)])) {
-        prop_assert_eq!(grammar::duration(&format!("{n}{}", unit.0)), Ok(n * unit.1));
+    fn durations_mean_what_they_say_and_none_wraps(
+        n in prop_oneof![0u64..1_000_000, any::<u64>()],
+        unit in prop::sample::select(vec![("ms", 1u64), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)]),
+    ) {
+        let text = format!("{n}{}", unit.0);
+        match n.checked_mul(unit.1).filter(|ms| *ms <= grammar::MAX_DURATION_MS) {
+            Some(ms) => prop_assert_eq!(grammar::duration(&text), Ok(ms)),
+            None => {
+                let refused = grammar::duration(&text).unwrap_err();
+                prop_assert!(refused.contains("\"720h\""), "the limit is named: {}", refused);
+            }
+        }
+        // In nanoseconds, every accepted duration stays clear of the bit the runtime keeps for
+        // itself (a time window is flagged in the top bit of its nanoseconds).
+        if let Ok(ms) = grammar::duration(&text) {
+            prop_assert!(ms.checked_mul(1_000_000).is_some_and(|ns| ns < 1 << 62));
+        }
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Checks between options, each reported on the token at fault.
 
-use crate::attr::Options;
+use crate::attr::{Options, Timeout};
 use crate::errors::Errors;
-use crate::grammar::Window;
+use crate::grammar::{MAX_MIN_CALLS, Window};
 
 /// The runtime's default break, which `max_break_duration` must not undercut when
 /// `break_duration` is not given.
 const DEFAULT_BREAK_MS: u64 = 30_000;
+/// The runtime's default timeout, which `slow_call` must stay below when `timeout` is not
+/// given.
+const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 
 pub(crate) fn check(options: &Options, errors: &mut Errors) {
     if let (Some(min_calls), Some(window)) = (options.min_calls, options.window) {
@@ -30,6 +33,35 @@ pub(crate) fn check(options: &Options, errors: &mut Errors) {
                     min_calls.value
                 ),
             );
+        }
+    }
+    if let (Some(min_calls), Some(window)) = (options.min_calls, options.window) {
+        if matches!(window.value, Window::Millis(_)) && u64::from(min_calls.value) > MAX_MIN_CALLS {
+            errors.push(
+                min_calls.span,
+                format!(
+                    "invalid `min_calls`: a time window's `min_calls` may be at most {MAX_MIN_CALLS}"
+                ),
+            );
+        }
+    }
+    if let Some(slow_call) = options.slow_call {
+        let timeout = match options.timeout.map(|t| t.value) {
+            Some(Timeout::Millis(ms)) => Some((ms, "the `timeout`")),
+            Some(Timeout::Off) => None,
+            None => Some((DEFAULT_TIMEOUT_MS, "the default `timeout`")),
+        };
+        if let Some((timeout, which)) = timeout {
+            if slow_call.value >= timeout {
+                errors.push(
+                    slow_call.span,
+                    format!(
+                        "invalid `slow_call`: {} is not shorter than {which} ({}), which cuts every call before it could count as slow; make it shorter",
+                        millis(slow_call.value),
+                        millis(timeout)
+                    ),
+                );
+            }
         }
     }
     if let Some(max) = options.max_break_duration {

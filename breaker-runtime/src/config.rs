@@ -30,6 +30,32 @@ pub const MAX_PROBES: u32 = 1_000;
 /// ```
 pub const MIN_TIME_WINDOW: Duration = Duration::from_millis(1);
 
+/// The longest duration any option takes (the time window, the timeout, the break and its
+/// cap, `slow_call`): 30 days. Longer would be no breaker at all, and every duration then fits
+/// the nanosecond clocks the breaker keeps with room to spare.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, ConfigError, MAX_DURATION};
+///
+/// assert!(Config::builder().break_duration(MAX_DURATION).build().is_ok());
+/// let err = Config::builder().time_window(MAX_DURATION + Duration::from_nanos(1)).build();
+/// assert!(matches!(err, Err(ConfigError::DurationTooLong { field: "window", .. })));
+/// ```
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3_600);
+/// The largest `min_calls` of a time window: a tenth of the window counts at most two million
+/// outcomes, and a `min_calls` the window could never hold would keep the circuit from opening.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, MAX_MIN_CALLS};
+///
+/// let window = Config::builder().time_window(Duration::from_secs(60));
+/// assert!(window.clone().min_calls(MAX_MIN_CALLS).build().is_ok());
+/// assert!(window.min_calls(MAX_MIN_CALLS + 1).build().is_err());
+/// ```
+pub const MAX_MIN_CALLS: u32 = 1_000_000;
+
 const PARTS_PER_MILLION: u32 = 1_000_000;
 
 /// The sliding window of recorded outcomes the failure rate is judged over.
@@ -187,6 +213,35 @@ pub enum ConfigError {
         "`name` must not be empty: it is how logs, errors and the registry tell breakers apart"
     )]
     EmptyName,
+    /// A duration above [`MAX_DURATION`].
+    #[error("`{field}` may be at most {max:?} (30 days), got {value:?}")]
+    DurationTooLong {
+        /// `window`, `timeout`, `break_duration`, `max_break_duration` or `slow_call`.
+        field: &'static str,
+        /// The refused duration.
+        value: Duration,
+        /// The longest duration.
+        max: Duration,
+    },
+    /// A time window's `min_calls` above [`MAX_MIN_CALLS`].
+    #[error("`min_calls` of a time window may be at most {max}, got {value}")]
+    MinCallsTooLarge {
+        /// The refused `min_calls`.
+        value: u32,
+        /// The largest `min_calls` of a time window.
+        max: u32,
+    },
+    /// `slow_call` at or above the timeout: the timeout cuts every call before it could count
+    /// as slow.
+    #[error(
+        "`slow_call` ({slow_call:?}) must be shorter than the `timeout` ({timeout:?}), or no call could ever count as slow"
+    )]
+    SlowCallNotBelowTimeout {
+        /// The refused `slow_call`.
+        slow_call: Duration,
+        /// The timeout it must stay below.
+        timeout: Duration,
+    },
     /// `slow_threshold` without `slow_call`: nothing would ever be slow.
     #[error(
         "`slow_threshold` needs `slow_call`: set how long a call may take before it counts as slow"
@@ -205,11 +260,16 @@ impl ConfigError {
     /// ```
     pub fn field(&self) -> &'static str {
         match self {
-            ConfigError::Percentage { field, .. } | ConfigError::ZeroDuration { field } => field,
+            ConfigError::Percentage { field, .. }
+            | ConfigError::ZeroDuration { field }
+            | ConfigError::DurationTooLong { field, .. } => field,
             ConfigError::EmptyWindow
             | ConfigError::WindowTooLarge { .. }
             | ConfigError::WindowTooShort { .. } => "window",
-            ConfigError::ZeroMinCalls | ConfigError::MinCallsAboveWindow { .. } => "min_calls",
+            ConfigError::ZeroMinCalls
+            | ConfigError::MinCallsAboveWindow { .. }
+            | ConfigError::MinCallsTooLarge { .. } => "min_calls",
+            ConfigError::SlowCallNotBelowTimeout { .. } => "slow_call",
             ConfigError::MaxBreakBelowBreak { .. } => "max_break_duration",
             ConfigError::Probes { .. } => "probes",
             ConfigError::SlowThresholdWithoutSlowCall => "slow_threshold",
@@ -565,15 +625,30 @@ impl ConfigBuilder {
         if min_calls == 0 {
             return Err(ConfigError::ZeroMinCalls);
         }
-        if let Window::Count(window) = self.window {
-            if min_calls > window {
+        match self.window {
+            Window::Count(window) if min_calls > window => {
                 return Err(ConfigError::MinCallsAboveWindow { min_calls, window });
             }
+            Window::Time(_) if min_calls > MAX_MIN_CALLS => {
+                return Err(ConfigError::MinCallsTooLarge {
+                    value: min_calls,
+                    max: MAX_MIN_CALLS,
+                });
+            }
+            Window::Count(_) | Window::Time(_) => {}
         }
-        nonzero("timeout", self.timeout)?;
-        nonzero("break_duration", Some(self.break_duration))?;
-        nonzero("max_break_duration", self.max_break_duration)?;
-        nonzero("slow_call", self.slow_call)?;
+        if let Window::Time(window) = self.window {
+            duration("window", Some(window))?;
+        }
+        duration("timeout", self.timeout)?;
+        duration("break_duration", Some(self.break_duration))?;
+        duration("max_break_duration", self.max_break_duration)?;
+        duration("slow_call", self.slow_call)?;
+        if let (Some(slow_call), Some(timeout)) = (self.slow_call, self.timeout) {
+            if slow_call >= timeout {
+                return Err(ConfigError::SlowCallNotBelowTimeout { slow_call, timeout });
+            }
+        }
         if let Some(max) = self.max_break_duration {
             if max < self.break_duration {
                 return Err(ConfigError::MaxBreakBelowBreak {
@@ -612,9 +687,15 @@ fn percentage(field: &'static str, value: f64) -> Result<Rate, ConfigError> {
     Rate::from_percent(value).ok_or(ConfigError::Percentage { field, value })
 }
 
-fn nonzero(field: &'static str, value: Option<Duration>) -> Result<(), ConfigError> {
+/// A duration that must be longer than zero and at most [`MAX_DURATION`], if set.
+fn duration(field: &'static str, value: Option<Duration>) -> Result<(), ConfigError> {
     match value {
         Some(d) if d.is_zero() => Err(ConfigError::ZeroDuration { field }),
+        Some(d) if d > MAX_DURATION => Err(ConfigError::DurationTooLong {
+            field,
+            value: d,
+            max: MAX_DURATION,
+        }),
         _ => Ok(()),
     }
 }

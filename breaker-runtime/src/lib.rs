@@ -94,7 +94,8 @@ pub use breaker::{Breaker, Snapshot};
 pub use call::{ByIsFailure, Call, Classify, OwnedCall};
 pub use classify::{IsFailure, Verdict};
 pub use config::{
-    Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_PROBES, MIN_TIME_WINDOW, Rate, Window,
+    Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES,
+    MIN_TIME_WINDOW, Rate, Window,
 };
 pub use error::{BreakerError, ProbeTime};
 pub use events::{Subscription, Transition};
@@ -181,19 +182,20 @@ pub use breaker_macros::IsFailure;
 /// |---|---|---|
 /// | `threshold` | `"N%"`, 0 < N ≤ 100, up to 4 decimals | `"50%"` |
 /// | `window` | `"N"` calls (1 to 10 000) or a duration such as `"30s"` | `"20"` |
-/// | `min_calls` | integer ≥ 1, ≤ N for a count window | N, or 10 for a time window |
+/// | `min_calls` | integer ≥ 1, ≤ N for a count window, ≤ 1 000 000 for a time window | N, or 10 for a time window |
 /// | `timeout_ms` / `timeout` | integer ms > 0 / a duration, or `"off"` | 10 s |
 /// | `break_duration` | a duration | `"30s"` |
 /// | `max_break_duration` | a duration ≥ `break_duration` | none (no growth) |
 /// | `probes` | integer 1 to 1 000 | 1 |
-/// | `slow_call` / `slow_threshold` | a duration / `"N%"` | off / `"100%"` |
+/// | `slow_call` / `slow_threshold` | a duration shorter than the timeout / `"N%"` | off / `"100%"` |
 /// | `fallback` | a path to an async fn; in a method, the name of a method on `self` | none |
 /// | `name` | string literal: functions with one name share one breaker | `module_path!()::fn_name` |
 /// | `is_failure` | a path to `fn(&Return) -> bool` | the `IsFailure` impl |
 /// | `crate` | a path | `::breaker_runtime` |
 ///
-/// Durations are `"<integer><unit>"` with unit `ms`, `s`, `m` or `h`. Every value is checked at
-/// compile time.
+/// Durations are `"<integer><unit>"` with unit `ms`, `s`, `m` or `h`, at most `"720h"`
+/// ([`MAX_DURATION`]). Every value is checked at compile time, by the same rules as the
+/// [`ConfigBuilder`].
 ///
 /// # What it expands to
 ///
