@@ -2,7 +2,7 @@
 //! without a timeout whose body is ready at once), and a rejection by an open one.
 //!
 //! A counting global allocator watches this thread while the calls run; how fast they are is the
-//! benchmarks' business (`breaker-runtime/benches`).
+//! benchmarks' business (`benches/`).
 
 // A global allocator is an unsafe trait; this one only counts and defers to the system's.
 #![allow(unsafe_code)]

@@ -1,6 +1,6 @@
 //! Our breaker against its peers, case by case, in one run so ratios can be read within it.
 //!
-//! `cargo bench -p breaker-runtime --bench compare`
+//! `cargo bench -p breaker-benches --bench compare`
 //!
 //! Each criterion group is one case; each function in it is one library (or one API of ours).
 //! Every guarded call runs the same body: a ready future returning `Ok::<u64, io::Error>(1)`,

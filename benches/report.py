@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
-"""Turns the criterion results of `cargo bench -p breaker-runtime --features tower --bench compare
---bench layer` into the
+"""Turns the criterion results of `cargo bench -p breaker-benches` into the
 tables of BENCHMARKS.md (printed) and the chart beside it (benchmarks.svg).
 
-Usage: python3 breaker-runtime/benches/report.py [target/criterion] [BENCHMARKS.svg path]
+Usage: python3 benches/report.py [target/criterion] [BENCHMARKS.svg path]
 """
 import glob
 import json

@@ -1,7 +1,7 @@
 //! The tower layer against the bare service and against tower-resilience-circuitbreaker's layer,
 //! closed, in one run.
 //!
-//! `cargo bench -p breaker-runtime --features tower --bench layer`
+//! `cargo bench -p breaker-benches --bench layer`
 //!
 //! Every service answers a `std::future::Ready` (so both layers wrap the same inner service),
 //! and every request is `ready()` then `call()`, each polled once with a no-op waker; no tokio
