@@ -2,7 +2,7 @@
 //! recovers. The same seeded traffic runs twice on tokio's paused clock, without and with the
 //! breaker, and the figures come from the real breaker.
 //!
-//! `cargo run --release --example checkout -- --help`
+//! `cargo run --release -p breaker-demo --example checkout -- --help`
 
 mod report;
 mod shop;
