@@ -211,3 +211,36 @@ async fn a_nested_breakers_rejection_records_nothing_in_the_outer_one() {
     assert!(result.unwrap_err().is_rejection());
     assert_eq!(outer.snapshot().calls, 0);
 }
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[breaker_runtime::circuit_breaker(name = "spec2-boxed", window = "4")]
+async fn boxed(kind: ErrorKind) -> Result<u32, BoxError> {
+    Err(Box::new(io::Error::from(kind)))
+}
+
+#[breaker_runtime::circuit_breaker(name = "spec2-anyhow", window = "4")]
+async fn with_anyhow(kind: Option<ErrorKind>) -> anyhow::Result<u32> {
+    match kind {
+        Some(kind) => Err(anyhow::Error::new(io::Error::from(kind)).context("loading the order")),
+        None => anyhow::bail!("an error of no type the breaker knows"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_boxed_error_is_classified_by_the_first_known_error_in_its_chain() {
+    let b = breaker_runtime::registry().get("spec2-boxed").unwrap();
+    boxed(ErrorKind::NotFound).await.unwrap_err();
+    assert_eq!((b.snapshot().calls, b.snapshot().failures), (1, 0));
+    boxed(ErrorKind::ConnectionRefused).await.unwrap_err();
+    assert_eq!((b.snapshot().calls, b.snapshot().failures), (2, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_anyhow_error_is_classified_through_its_chain_and_unknown_ones_fail() {
+    let b = breaker_runtime::registry().get("spec2-anyhow").unwrap();
+    with_anyhow(Some(ErrorKind::NotFound)).await.unwrap_err();
+    assert_eq!((b.snapshot().calls, b.snapshot().failures), (1, 0));
+    with_anyhow(None).await.unwrap_err();
+    assert_eq!((b.snapshot().calls, b.snapshot().failures), (2, 1));
+}

@@ -64,6 +64,7 @@ mod call;
 mod classify;
 mod clock;
 mod config;
+mod erased;
 mod error;
 mod events;
 #[cfg(any(feature = "tonic", all(feature = "tower", feature = "http")))]
