@@ -311,7 +311,13 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
                 quote_spanned!(ret_span=> #krate::__private::FromRejection::from_rejection(__breaker_error))
             }
         };
+        // Checked first, so a fn returning a plain value hears first that it must return a
+        // `Result` (or take a fallback), before it hears about `IsFailure`.
+        let carries_rejection = annotated.map(|ret| {
+            quote_spanned!(ret_span=> let _ = <#ret as #krate::__private::FromRejection>::from_rejection;)
+        });
         return quote! {
+            #carries_rejection
             #guarded
             match #outcome {
                 ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,

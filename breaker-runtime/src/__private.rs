@@ -68,3 +68,29 @@ impl<T: Clone> FallbackArg for T {
         self.clone()
     }
 }
+
+/// What `#[derive(IsFailure)]` asks a `#[breaker(transparent)]` field, so that a field type
+/// without `IsFailure` gets a message about the derive, not about the attribute's options.
+#[diagnostic::on_unimplemented(
+    message = "`#[breaker(transparent)]` asks `{Self}` whether the call failed, but `{Self}` does not implement `IsFailure`",
+    label = "this field's type does not implement `IsFailure`",
+    note = "derive it with `#[derive(IsFailure)]` or implement `breaker_runtime::IsFailure` for `{Self}`; or mark the variant `#[breaker(failure)]`, `#[breaker(healthy)]` or `#[breaker(ignore)]` instead of `transparent`"
+)]
+pub trait TransparentField {
+    /// The field's `IsFailure::is_failure`.
+    fn is_failure(&self) -> bool;
+    /// The field's `IsFailure::is_ignored`.
+    fn is_ignored(&self) -> bool;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: IsFailure + ?Sized> TransparentField for T {
+    #[inline]
+    fn is_failure(&self) -> bool {
+        IsFailure::is_failure(self)
+    }
+    #[inline]
+    fn is_ignored(&self) -> bool {
+        IsFailure::is_ignored(self)
+    }
+}

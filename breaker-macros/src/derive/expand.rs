@@ -29,8 +29,10 @@ pub(crate) fn impl_is_failure(container: &Container<'_>) -> TokenStream {
             if mentions_type_param(ty, &input.generics) {
                 bounds.push(quote_spanned!(ty.span()=> #ty: #krate::IsFailure));
             }
-            failure_arms.push(quote_spanned!(ty.span()=> #pattern => <#ty as #krate::IsFailure>::is_failure(__breaker_field)));
-            ignored_arms.push(quote_spanned!(ty.span()=> #pattern => <#ty as #krate::IsFailure>::is_ignored(__breaker_field)));
+            // Asked through `TransparentField`, whose message for a missing impl is about the
+            // derive rather than the attribute.
+            failure_arms.push(quote_spanned!(ty.span()=> #pattern => <#ty as #krate::__private::TransparentField>::is_failure(__breaker_field)));
+            ignored_arms.push(quote_spanned!(ty.span()=> #pattern => <#ty as #krate::__private::TransparentField>::is_ignored(__breaker_field)));
         }
     };
     let pattern = |path: TokenStream, rule: &Rule| match rule {
