@@ -260,3 +260,16 @@ proptest::proptest! {
         proptest::prop_assert_eq!(Config::builder().no_timeout().break_duration(d).build().is_ok(), acceptable);
     }
 }
+
+#[test]
+fn a_configuration_prints_its_rates_as_percentages() {
+    let config = Config::builder()
+        .threshold(12.5)
+        .slow_call(Duration::from_secs(1))
+        .slow_threshold(80.0)
+        .build()
+        .unwrap();
+    let printed = format!("{config:?}");
+    assert!(printed.contains("threshold: Rate(12.5%)"), "{printed}");
+    assert!(printed.contains("slow_threshold: Rate(80%)"), "{printed}");
+}

@@ -54,7 +54,7 @@ async fn an_open_rejection_names_the_breaker_and_when_it_next_probes() {
     );
     assert_eq!(
         err.to_string(),
-        "circuit breaker `ledger` is open; next probe in 20s"
+        "circuit breaker `ledger` is open; next probe in 20 s"
     );
 }
 
@@ -85,6 +85,6 @@ async fn a_timeout_names_the_breaker_and_the_limit() {
     assert!(!err.is_rejection());
     assert_eq!(
         err.to_string(),
-        "call through circuit breaker `ledger` timed out after 250ms"
+        "call through circuit breaker `ledger` timed out after 250 ms"
     );
 }

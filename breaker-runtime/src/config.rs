@@ -95,8 +95,15 @@ impl fmt::Display for Window {
 /// assert_eq!(config.threshold().percent(), 33.3333);
 /// assert_eq!(config.threshold().to_string(), "33.3333%");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rate(u32);
+
+/// `Rate(50%)`: the percentage, not the parts per million it is kept in.
+impl fmt::Debug for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Rate({self})")
+    }
+}
 
 impl Rate {
     /// The whole: 100%.

@@ -50,7 +50,7 @@ pub enum BreakerError {
         probes: u32,
     },
     /// The call was still running at the deadline; it was cancelled and counted as a failure.
-    #[error("call through circuit breaker `{breaker}` timed out after {limit:?}")]
+    #[error("call through circuit breaker `{breaker}` timed out after {}", Humane(*.limit))]
     Timeout {
         /// The breaker whose timeout expired.
         breaker: Name,
@@ -61,8 +61,42 @@ pub enum BreakerError {
 
 fn open_detail(next_probe_at: Option<ProbeTime>) -> String {
     match next_probe_at {
-        Some(at) => format!("is open; next probe in {:?}", at.remaining()),
+        Some(at) => format!("is open; next probe in {}", Humane(at.remaining())),
         None => String::from("is held open by an operator"),
+    }
+}
+
+/// A duration as a person reads it: `1 s`, not `999.992135ms`; `250 ms`, `1.5 s`, `2 min 5 s`,
+/// `1 h 30 min`. Rounded to the millisecond, then to the unit shown.
+struct Humane(Duration);
+
+impl fmt::Display for Humane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = (self.0.as_nanos() + 500_000) / 1_000_000;
+        match ms {
+            ms if ms < 1_000 => write!(f, "{ms} ms"),
+            ms if ms < 60_000 => {
+                let tenths = (ms + 50) / 100;
+                match tenths % 10 {
+                    0 => write!(f, "{} s", tenths / 10),
+                    t => write!(f, "{}.{t} s", tenths / 10),
+                }
+            }
+            ms if ms < 3_600_000 => {
+                let s = (ms + 500) / 1_000;
+                match s % 60 {
+                    0 => write!(f, "{} min", s / 60),
+                    rest => write!(f, "{} min {rest} s", s / 60),
+                }
+            }
+            ms => {
+                let min = (ms + 30_000) / 60_000;
+                match min % 60 {
+                    0 => write!(f, "{} h", min / 60),
+                    rest => write!(f, "{} h {rest} min", min / 60),
+                }
+            }
+        }
     }
 }
 
@@ -179,5 +213,26 @@ impl From<BreakerError> for std::io::Error {
             std::io::ErrorKind::Other
         };
         std::io::Error::new(kind, error)
+    }
+}
+
+#[cfg(test)]
+mod humane {
+    use std::time::Duration;
+
+    use super::Humane;
+
+    #[test]
+    fn durations_read_as_a_person_would_say_them() {
+        let said = |d: Duration| Humane(d).to_string();
+        assert_eq!(said(Duration::from_nanos(999_992_135)), "1 s");
+        assert_eq!(said(Duration::from_millis(250)), "250 ms");
+        assert_eq!(said(Duration::ZERO), "0 ms");
+        assert_eq!(said(Duration::from_millis(1_500)), "1.5 s");
+        assert_eq!(said(Duration::from_millis(29_960)), "30 s");
+        assert_eq!(said(Duration::from_secs(125)), "2 min 5 s");
+        assert_eq!(said(Duration::from_secs(120)), "2 min");
+        assert_eq!(said(Duration::from_secs(5_400)), "1 h 30 min");
+        assert_eq!(said(Duration::from_secs(30 * 24 * 3_600)), "720 h");
     }
 }
