@@ -5,10 +5,45 @@
 //! answers at once instead of calling, so callers stop piling up behind a dependency that is not
 //! answering. After a break it lets a few probe calls through; if they succeed it closes again.
 //!
-//! Most users add the `#[circuit_breaker]` attribute to an async fn. This crate is its runtime:
-//! the [`Breaker`] state machine, the windows it judges over, the call path (permit, timeout,
-//! classify, record), the [`IsFailure`] classification, the [`registry`] of every breaker, and
-//! transition [events](Transition).
+//! Most users put the `#[circuit_breaker]` attribute on the async fn that calls the dependency:
+//!
+//! ```
+//! use breaker_runtime::{circuit_breaker, BreakerError, IsFailure};
+//!
+//! #[derive(Debug, IsFailure)]
+//! enum PayError {
+//!     Unavailable,
+//!     #[breaker(healthy)]
+//!     Declined,
+//!     #[breaker(transparent)]
+//!     Breaker(BreakerError),
+//! }
+//!
+//! impl From<BreakerError> for PayError {
+//!     fn from(e: BreakerError) -> Self {
+//!         PayError::Breaker(e)
+//!     }
+//! }
+//!
+//! #[circuit_breaker(threshold = "50%", window = "20", timeout_ms = 2000, fallback = queue_charge)]
+//! async fn charge(order_id: u64) -> Result<&'static str, PayError> {
+//!     Err(PayError::Unavailable) // the payment API is down
+//! }
+//!
+//! async fn queue_charge(order_id: u64) -> Result<&'static str, PayError> {
+//!     Ok("queued")
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! assert_eq!(charge(7).await.unwrap(), "queued", "the failure was served by the fallback");
+//! # }
+//! ```
+//!
+//! This crate is its runtime: the [`Breaker`] state machine, the windows it judges over, the
+//! call path (permit, timeout, classify, record), the [`IsFailure`] classification, the
+//! [`registry`] of every breaker, and transition [events](Transition). A breaker built by hand
+//! runs the same state machine, for closures and integrations:
 //!
 //! ```
 //! use std::time::Duration;
@@ -37,6 +72,18 @@
 //! # }
 //! ```
 //!
+//! # Features
+//!
+//! | feature | what it brings |
+//! |---|---|
+//! | `tower` | [`tower::CircuitBreakerLayer`](crate::tower): one breaker per key of the request; a rejected request never reaches the inner service |
+//! | `http` | `IsFailure` for `http::StatusCode` and `http::Response`; with `tower`, the gRPC layer |
+//! | `tonic` | `IsFailure` for `tonic::Status`, and rejections as `UNAVAILABLE` marked as local |
+//! | `reqwest` | `IsFailure` for `reqwest::Error` and `reqwest::Response` |
+//! | `anyhow` | `IsFailure` for `anyhow::Error`, through its chain of sources |
+//! | `metrics` | every breaker's state, transitions, calls and durations through the `metrics` facade |
+//! | `serde` | `Serialize` for snapshots, states and configurations |
+//!
 //! # Semantics in brief
 //!
 //! * **Closed**: calls run; each outcome (success, slow success or failure) is recorded in the
@@ -58,6 +105,8 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// On docs.rs every feature is documented, each gated item marked with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod breaker;
 mod call;
@@ -172,7 +221,7 @@ pub use breaker_macros::IsFailure;
 /// let receipt = charge(&Order { id: 7 }).await.unwrap();
 /// assert!(receipt.queued, "the failure was served by the fallback");
 /// let breakers = breaker_runtime::registry().breakers();
-/// let breaker = breakers.iter().find(|b| b.name().ends_with("::charge")).unwrap();
+/// let breaker = breakers.iter().find(|b| *b.name() == concat!(module_path!(), "::charge")).unwrap();
 /// assert_eq!(breaker.snapshot().failures, 1);
 /// # }
 /// ```
