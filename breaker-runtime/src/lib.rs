@@ -83,6 +83,7 @@
 //! | `anyhow` | `IsFailure` for `anyhow::Error`, through its chain of sources |
 //! | `metrics` | every breaker's state, transitions, calls and durations through the `metrics` facade |
 //! | `serde` | `Serialize` for snapshots, states and configurations |
+//! | `test-util` | [`testing::isolated`](crate::testing): a test's own breakers, so tests of one guarded fn do not fail each other |
 //!
 //! # Semantics in brief
 //!
@@ -131,6 +132,8 @@ mod registry;
 mod serialize;
 mod state;
 mod sync;
+#[cfg(feature = "test-util")]
+pub mod testing;
 #[cfg(feature = "tonic")]
 pub mod tonic;
 #[cfg(feature = "tower")]

@@ -412,7 +412,7 @@ impl Registry {
         LISTENERS.subscribe(listener)
     }
 
-    fn declared(&self, declaration: &'static Declaration) -> Arc<Breaker> {
+    pub(crate) fn declared(&self, declaration: &'static Declaration) -> Arc<Breaker> {
         {
             let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
             let found = entries
@@ -474,6 +474,11 @@ impl Handle {
     #[doc(hidden)]
     #[inline]
     pub fn get(&'static self) -> &'static Breaker {
+        // Only with `test-util`: a test's own breaker, inside `testing::isolated`.
+        #[cfg(feature = "test-util")]
+        if let Some(breaker) = crate::testing::scoped(self.declaration) {
+            return breaker;
+        }
         self.breaker
             .get_or_init(|| registry().declared(self.declaration))
     }
