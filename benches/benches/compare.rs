@@ -48,6 +48,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{Dependency, poll_once};
+
 use breaker_runtime::{Breaker, BreakerError, Config, ConfigBuilder, State, circuit_breaker};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
@@ -66,19 +70,6 @@ async fn body() -> io::Result<u64> {
 /// The dependency refusing the connection: a failure for every library.
 async fn failing() -> io::Result<u64> {
     Err(io::Error::from(io::ErrorKind::ConnectionRefused))
-}
-
-/// Polls a future once with a no-op waker: every benchmarked future is ready at once.
-#[inline(always)]
-fn poll_once<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(value) => value,
-        Poll::Pending => unreachable!("benchmarked futures are ready at once"),
-    }
 }
 
 /// Polls until ready: under contention tower's `tokio::sync::Mutex` may answer `Pending` once.
@@ -216,29 +207,6 @@ fn breaker_call(
     bk: &breaker::CircuitBreaker,
 ) -> Result<u64, breaker::CircuitBreakerError<io::Error>> {
     poll_once(bk.call(body))
-}
-
-/// The dependency behind tower's layer: request 0 fails, any other succeeds.
-#[derive(Clone, Copy)]
-struct Dependency;
-
-impl Service<u64> for Dependency {
-    type Response = u64;
-    type Error = io::Error;
-    type Future = std::future::Ready<io::Result<u64>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline(always)]
-    fn call(&mut self, request: u64) -> Self::Future {
-        std::future::ready(if request == 0 {
-            Err(io::Error::from(io::ErrorKind::ConnectionRefused))
-        } else {
-            black_box(Ok(request))
-        })
-    }
 }
 
 type Tower = tower_resilience_circuitbreaker::CircuitBreaker<Dependency, DefaultClassifier>;

@@ -3,53 +3,21 @@
 //!
 //! `cargo bench -p breaker-benches --bench layer`
 //!
-//! Every service answers a `std::future::Ready` (so both layers wrap the same inner service),
-//! and every request is `ready()` then `call()`, each polled once with a no-op waker; no tokio
-//! runtime is involved. The overhead of a layer is its figure less the bare service's.
+//! Both layers wrap the same inner service as in `compare` (`common::Dependency`, answering a
+//! `std::future::Ready`), and every request is `ready()` then `call()`, each polled once with a
+//! no-op waker; no tokio runtime is involved. The overhead of a layer is its figure less the bare service's.
 
 use std::borrow::Cow;
-use std::future::Future;
-use std::hint::black_box;
-use std::io;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
+
+mod common;
+
+use common::{Dependency, poll_once};
 
 use breaker_runtime::Config;
 use breaker_runtime::tower::CircuitBreakerLayer;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tower::{Layer, Service, ServiceExt};
-
-/// The dependency: it answers every request at once.
-#[derive(Clone, Copy)]
-struct Dependency;
-
-impl Service<u64> for Dependency {
-    type Response = u64;
-    type Error = io::Error;
-    type Future = std::future::Ready<io::Result<u64>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline(always)]
-    fn call(&mut self, request: u64) -> Self::Future {
-        std::future::ready(black_box(Ok(request)))
-    }
-}
-
-#[inline(always)]
-fn poll_once<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(value) => value,
-        Poll::Pending => unreachable!("benchmarked futures are ready at once"),
-    }
-}
 
 /// `ready()` then `call(request)`, each polled once.
 #[inline(always)]
