@@ -164,6 +164,117 @@ async fn two_methods_with_one_default_name_get_breakers_of_their_own() {
     assert!(!Arc::ptr_eq(&a, &b));
 }
 
+/// With the attribute on the `impl` block too, a method's breaker is named after its type, so
+/// two types' `get` methods are two names that do not depend on which one the linker met first.
+mod typed {
+    use super::*;
+
+    pub struct Ledger;
+    pub struct Invoices<T>(pub T);
+
+    #[circuit_breaker]
+    impl Ledger {
+        #[circuit_breaker(window = "4")]
+        pub async fn get(&self) -> Answer {
+            Ok(1)
+        }
+
+        /// Not guarded: the block's attribute leaves it as written.
+        pub fn plain(&self) -> u32 {
+            3
+        }
+    }
+
+    #[breaker_runtime::circuit_breaker]
+    impl<T: Copy + Into<u32> + Send + Sync> Invoices<T> {
+        #[breaker_runtime::circuit_breaker]
+        pub async fn get(&self) -> Answer {
+            Ok(self.0.into())
+        }
+
+        #[circuit_breaker(name = "spec1-invoices-named")]
+        pub async fn named(&self) -> Answer {
+            Ok(5)
+        }
+    }
+
+    pub trait Source {
+        fn get(&self) -> impl std::future::Future<Output = Answer> + Send;
+    }
+
+    #[circuit_breaker]
+    impl Source for Ledger {
+        #[circuit_breaker]
+        async fn get(&self) -> Answer {
+            Ok(4)
+        }
+    }
+
+    #[async_trait::async_trait]
+    pub trait Quoted {
+        async fn quote(&self) -> Answer;
+    }
+
+    #[async_trait::async_trait]
+    #[circuit_breaker]
+    impl Quoted for Ledger {
+        #[circuit_breaker]
+        async fn quote(&self) -> Answer {
+            Ok(6)
+        }
+    }
+
+    /// The block's attribute above `#[async_trait]` expands first, while the methods are still
+    /// `async fn`s.
+    #[circuit_breaker]
+    #[async_trait::async_trait]
+    impl Quoted for Invoices<u8> {
+        #[circuit_breaker]
+        async fn quote(&self) -> Answer {
+            Ok(8)
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_impl_block_attribute_names_each_method_breaker_after_its_type() {
+    use typed::{Invoices, Ledger, Quoted, Source};
+    assert_eq!(Ledger.get().await, Ok(1));
+    assert_eq!(Ledger.plain(), 3);
+    assert_eq!(Invoices(2u8).get().await, Ok(2));
+    assert_eq!(Invoices(7u16).get().await, Ok(7));
+    assert_eq!(Invoices(2u8).named().await, Ok(5));
+    assert_eq!(Source::get(&Ledger).await, Ok(4));
+    assert_eq!(Ledger.quote().await, Ok(6));
+    assert_eq!(Invoices(1u8).quote().await, Ok(8));
+
+    let ledger = breaker_of("spec_1_attribute::typed::Ledger::get");
+    assert_eq!(ledger.config().window(), Window::Count(4));
+    let invoices = breaker_of("spec_1_attribute::typed::Invoices::get");
+    let source = breaker_of("spec_1_attribute::typed::<Ledger as Source>::get");
+    let quoted = breaker_of("spec_1_attribute::typed::<Ledger as Quoted>::quote");
+    breaker_of("spec_1_attribute::typed::<Invoices as Quoted>::quote");
+    assert_eq!(invoices.snapshot().calls, 2, "one breaker for every `T`");
+    for other in [&invoices, &source, &quoted] {
+        assert!(!Arc::ptr_eq(&ledger, other));
+    }
+    assert!(
+        registry().get("spec1-invoices-named").is_some(),
+        "`name` still wins"
+    );
+    let names: Vec<String> = registry()
+        .snapshot()
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("spec_1_attribute::typed::") && n.contains('#')),
+        "no typed name is numbered: {names:?}"
+    );
+}
+
 // --- Shapes ----------------------------------------------------------------------------------
 
 struct Client {

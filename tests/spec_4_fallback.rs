@@ -226,6 +226,57 @@ async fn in_a_method_the_fallback_is_a_method_on_self() {
     );
 }
 
+/// A free fn serving a method: the arguments without the receiver.
+async fn price_list(sku: u32) -> Result<String, PayError> {
+    Ok(format!("list-{sku}"))
+}
+
+mod catalog {
+    pub async fn price(sku: u32) -> Result<String, super::PayError> {
+        Ok(format!("catalog-{sku}"))
+    }
+}
+
+impl Gateway {
+    #[circuit_breaker(window = "1", break_duration = "1h", fallback = self::price_list)]
+    async fn quote(&self, sku: u32) -> Result<String, PayError> {
+        let _ = self.region;
+        if sku == 0 {
+            Err(PayError::Unavailable)
+        } else {
+            Ok(format!("live-{sku}"))
+        }
+    }
+
+    #[circuit_breaker(window = "1", break_duration = "1h", fallback = crate::catalog::price)]
+    async fn listed(&self, sku: u32) -> Result<String, PayError> {
+        let _ = self.region;
+        if sku == 0 {
+            Err(PayError::Unavailable)
+        } else {
+            Ok(format!("live-{sku}"))
+        }
+    }
+
+    #[circuit_breaker(window = "1", break_duration = "1h", fallback = Self::cached)]
+    async fn by_self_path(&self, sku: u32) -> Result<String, PayError> {
+        if sku == 0 {
+            Err(PayError::Unavailable)
+        } else {
+            Ok(format!("live-{sku}"))
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn in_a_method_a_path_other_than_self_is_a_free_fn_given_the_arguments_alone() {
+    let gateway = Gateway { region: "us" };
+    assert_eq!(gateway.quote(0).await, Ok("list-0".to_string()));
+    assert_eq!(gateway.quote(5).await, Ok("list-5".to_string()), "open");
+    assert_eq!(gateway.listed(0).await, Ok("catalog-0".to_string()));
+    assert_eq!(gateway.by_self_path(0).await, Ok("us-cached-0".to_string()));
+}
+
 fn is_outage(result: &Result<u32, std::fmt::Error>) -> bool {
     result.is_err()
 }

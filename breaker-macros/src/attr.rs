@@ -60,6 +60,8 @@ pub(crate) struct Options {
     pub(crate) name: Option<LitStr>,
     pub(crate) is_failure: Option<syn::Path>,
     pub(crate) krate: Option<syn::Path>,
+    /// The type whose method this is, when the `impl` block carries the attribute too.
+    pub(crate) owner: Option<String>,
 }
 
 /// The parse: the options read, and every mistake found on the way.

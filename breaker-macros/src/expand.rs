@@ -328,12 +328,20 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
 
     let fallback_span = fallback.span();
     let args = &plan.args;
+    // In a method, a bare name and a `Self::` path are the type's own methods and take the
+    // receiver; any other path (`self::queue_charge`, `crate::cache::get`) is a function that
+    // takes the arguments alone, so a free fn can serve a method.
+    let on_self = fallback.leading_colon.is_none()
+        && fallback.segments.len() > 1
+        && fallback.segments[0].ident == "Self";
     let call = match (&plan.receiver, fallback.get_ident()) {
         (Some(receiver), Some(method)) => {
             quote_spanned!(fallback_span=> #receiver.#method(#(#args),*))
         }
-        (Some(receiver), None) => quote_spanned!(fallback_span=> #fallback(#receiver, #(#args),*)),
-        (None, _) => quote_spanned!(fallback_span=> #fallback(#(#args),*)),
+        (Some(receiver), None) if on_self => {
+            quote_spanned!(fallback_span=> #fallback(#receiver, #(#args),*))
+        }
+        _ => quote_spanned!(fallback_span=> #fallback(#(#args),*)),
     };
     let fallback_value = match annotated {
         Some(ret) => quote_spanned! {fallback_span=>
@@ -358,7 +366,11 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
 fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream {
     let ident = &item.sig.ident;
     let fn_name = ident.to_string();
-    let default_name = quote!(::core::concat!(::core::module_path!(), "::", #fn_name));
+    let qualified = match &options.owner {
+        Some(owner) => format!("{owner}::{fn_name}"),
+        None => fn_name,
+    };
+    let default_name = quote!(::core::concat!(::core::module_path!(), "::", #qualified));
     let (name, config_name) = match &options.name {
         Some(name) => (quote!(::core::option::Option::Some(#name)), quote!(#name)),
         None => (quote!(::core::option::Option::None), default_name.clone()),

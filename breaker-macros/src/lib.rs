@@ -15,6 +15,7 @@ mod derive;
 mod errors;
 mod expand;
 mod grammar;
+mod impl_block;
 mod tokens;
 mod valid;
 
@@ -24,28 +25,44 @@ mod grammar_props;
 use proc_macro::TokenStream;
 
 /// Guards an async fn with a circuit breaker; see `breaker_runtime` for the options.
+///
+/// On an `impl` block it takes no options and names each guarded method's breaker after the
+/// type (`module::Type::method`).
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
-    let parsed = match syn::parse::<attr::Parsed>(args) {
+    if let Ok(function) = syn::parse::<syn::ItemFn>(item.clone()) {
+        return guard(args.into(), function, None).into();
+    }
+    if let Ok(block) = syn::parse::<syn::ItemImpl>(item.clone()) {
+        return impl_block::expand(args.into(), block).into();
+    }
+    let error = syn::Error::new(
+        proc_macro2::Span::call_site(),
+        "#[circuit_breaker] goes on an `async fn` with a body (or on an `impl` block, to name its methods' breakers after the type)",
+    );
+    with_item(error, item)
+}
+
+/// One guarded fn: parse, check, expand. `owner` is the type, when an `impl` block's attribute
+/// expands its methods.
+fn guard(
+    args: proc_macro2::TokenStream,
+    function: syn::ItemFn,
+    owner: Option<String>,
+) -> proc_macro2::TokenStream {
+    let attr::Parsed {
+        mut options,
+        mut errors,
+    } = match syn::parse2::<attr::Parsed>(args) {
         Ok(parsed) => parsed,
-        Err(error) => return with_item(error, item),
-    };
-    let function = match syn::parse::<syn::ItemFn>(item.clone()) {
-        Ok(function) => function,
-        Err(_) => {
-            let error = syn::Error::new(
-                proc_macro2::Span::call_site(),
-                "#[circuit_breaker] goes on an `async fn` with a body",
-            );
-            return with_item(error, item);
+        Err(error) => {
+            let error = error.to_compile_error();
+            return quote::quote!(#error #function);
         }
     };
-    let attr::Parsed {
-        options,
-        mut errors,
-    } = parsed;
+    options.owner = owner;
     valid::check(&options, &mut errors);
-    expand::circuit_breaker(options, errors, function).into()
+    expand::circuit_breaker(options, errors, function)
 }
 
 fn with_item(error: syn::Error, item: TokenStream) -> TokenStream {

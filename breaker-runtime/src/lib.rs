@@ -241,14 +241,55 @@ pub use breaker_macros::IsFailure;
 /// | `max_break_duration` | a duration ≥ `break_duration` | none (no growth) |
 /// | `probes` | integer 1 to 1 000 | 1 |
 /// | `slow_call` / `slow_threshold` | a duration shorter than the timeout / `"N%"` | off / `"100%"` |
-/// | `fallback` | a path to an async fn; in a method, the name of a method on `self` | none |
-/// | `name` | string literal: functions with one name share one breaker | `module_path!()::fn_name` |
+/// | `fallback` | a path to an async fn; in a method, a bare name or `Self::name` is a method on `self`, any other path (`self::queue_charge`) a function given the arguments alone | none |
+/// | `name` | string literal: functions with one name share one breaker | `module_path!()::fn_name`, or `module_path!()::Type::method` (see below) |
 /// | `is_failure` | a path to `fn(&Return) -> bool` | the `IsFailure` impl |
 /// | `crate` | a path | `::breaker_runtime` |
 ///
 /// Durations are `"<integer><unit>"` with unit `ms`, `s`, `m` or `h`, at most `"720h"`
 /// ([`MAX_DURATION`]). Every value is checked at compile time, by the same rules as the
 /// [`ConfigBuilder`].
+///
+/// # Methods
+///
+/// A method's own attribute cannot see its type, so put `#[circuit_breaker]` (without options)
+/// on the `impl` block too: each guarded method's breaker is then named after the type, names
+/// that do not change when code moves. In a trait impl the type reads `<Type as Trait>`;
+/// generic arguments are left out, as one breaker serves every instantiation.
+///
+/// ```
+/// use breaker_runtime::{BreakerError, circuit_breaker, registry};
+///
+/// struct Catalog;
+///
+/// async fn price_list(sku: u32) -> Result<u32, BreakerError> {
+///     Ok(sku)
+/// }
+///
+/// #[circuit_breaker]
+/// impl Catalog {
+///     #[circuit_breaker(fallback = cached)] // a method: `self.cached(sku)`
+///     async fn get(&self, sku: u32) -> Result<u32, BreakerError> {
+///         Ok(sku * 10)
+///     }
+///
+///     #[circuit_breaker(fallback = self::price_list)] // a free fn: `price_list(sku)`
+///     async fn price(&self, sku: u32) -> Result<u32, BreakerError> {
+///         Ok(sku * 100)
+///     }
+///
+///     async fn cached(&self, sku: u32) -> Result<u32, BreakerError> {
+///         Ok(sku)
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// assert_eq!(Catalog.get(4).await, Ok(40));
+/// assert!(registry().get(concat!(module_path!(), "::Catalog::get")).is_some());
+/// assert!(registry().get(concat!(module_path!(), "::Catalog::price")).is_some());
+/// # }
+/// ```
 ///
 /// # What it expands to
 ///

@@ -132,7 +132,7 @@ pub struct NameClash {
     pub wanted: Name,
     /// The name it is listed under.
     pub given: Name,
-    /// Where the breaker's owner was built.
+    /// Where the breaker was declared, or where its owner (a tower layer) was built.
     pub at: Location,
 }
 
@@ -140,7 +140,7 @@ impl fmt::Display for NameClash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "circuit breaker `{}` (built at {}) is listed as `{}`: another breaker has the name",
+            "circuit breaker `{}` (from {}) is listed as `{}`: another breaker has the name",
             self.wanted, self.at, self.given
         )
     }
@@ -246,8 +246,17 @@ impl Registry {
             });
         }
 
+        let mut clashes = Vec::new();
         for declaration in ordered.into_iter().filter(|d| d.name.is_none()) {
-            let name = unique_name(Name::from_static(declaration.default_name), &entries);
+            let wanted = Name::from_static(declaration.default_name);
+            let name = unique_name(wanted.clone(), &entries);
+            if name != wanted {
+                clashes.push(announced(NameClash {
+                    wanted,
+                    given: name.clone(),
+                    at: declaration.location,
+                }));
+            }
             let breaker = Breaker::new(declaration.config.clone().with_name(name));
             entries.push(Entry {
                 breaker: Arc::new(breaker),
@@ -260,7 +269,7 @@ impl Registry {
         Registry {
             entries: RwLock::new(entries),
             conflicts,
-            clashes: Mutex::new(Vec::new()),
+            clashes: Mutex::new(clashes),
         }
     }
 
@@ -341,17 +350,10 @@ impl Registry {
         });
         drop(entries);
         if given != wanted {
-            let clash = NameClash { wanted, given, at };
-            tracing::warn!(
-                breaker = %clash.wanted,
-                listed_as = %clash.given,
-                built_at = %clash.at,
-                "circuit breaker name taken by another breaker; listed under a unique name"
-            );
             self.clashes
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .push(clash);
+                .push(announced(NameClash { wanted, given, at }));
         }
         breaker
     }
@@ -440,6 +442,17 @@ impl Registry {
         });
         breaker
     }
+}
+
+/// A clash, once told to the logs: a renamed breaker renames its metrics and dashboards too.
+fn announced(clash: NameClash) -> NameClash {
+    tracing::warn!(
+        breaker = %clash.wanted,
+        listed_as = %clash.given,
+        at = %clash.at,
+        "circuit breaker name taken by another breaker; listed under a unique name (give it a `name`, or for a method put #[circuit_breaker] on its impl block)"
+    );
+    clash
 }
 
 /// `base`, or `base#2`, `base#3`… if taken.
@@ -543,6 +556,11 @@ mod tests {
         assert_eq!(registry.declared(&list[1]).name(), "app::Client::fetch");
         assert_eq!(registry.declared(&list[0]).name(), "app::Client::fetch#2");
         assert!(registry.conflicts().is_empty());
+        let clashes = registry.clashes();
+        assert_eq!(clashes.len(), 1, "the renaming is reported: {clashes:?}");
+        assert_eq!(clashes[0].wanted, "app::Client::fetch");
+        assert_eq!(clashes[0].given, "app::Client::fetch#2");
+        assert_eq!(clashes[0].at.line, 40);
     }
 
     #[test]
