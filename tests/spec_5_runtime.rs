@@ -4,8 +4,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker_runtime::__private::{DECLARATIONS, Declaration, Handle};
-use breaker_runtime::{Config, Location, Name, Rate, RegistryError, State, Window, registry};
-use breaker_tests::{breaker, call, count, down, ms, up};
+use breaker_runtime::{
+    Config, Location, Name, OpenReason, Rate, RegistryError, State, Window, registry,
+};
+use breaker_tests::{after, breaker, call, count, down, ms, up};
 
 const fn declared_config(threshold_ppm: u32) -> Config {
     Config::__prevalidated(
@@ -214,6 +216,89 @@ async fn the_snapshot_shows_state_counts_rates_and_last_transition() {
     let forced_at = tokio::time::Instant::now();
     b.force_open();
     assert_eq!(b.snapshot().last_transition, Some(forced_at));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_keeps_the_counts_and_the_rule_that_opened_it() {
+    let b = breaker(count(4).break_duration(ms(100)));
+    assert_eq!(b.snapshot().last_opened, None, "never opened");
+    for result in [down(), up(), down(), down()] {
+        call(&b, result).await;
+    }
+    let tripped_at = tokio::time::Instant::now();
+    let s = b.snapshot();
+    assert_eq!(s.state, State::Open);
+    assert_eq!(
+        (s.calls, s.failures, s.slow, s.failure_rate),
+        (4, 3, 0, 75.0),
+        "the window that opened it, not an empty one"
+    );
+    let opened = s.last_opened.expect("it opened");
+    assert_eq!(opened.reason, OpenReason::FailureRate);
+    assert_eq!((opened.calls, opened.failures), (4, 3));
+    assert_eq!((opened.at, opened.threshold), (tripped_at, 50.0));
+    assert_eq!(
+        opened.to_string(),
+        "failure rate 75% reached the threshold of 50% over 4 calls (3 failed, 0 slow)"
+    );
+
+    tokio::time::advance(ms(100)).await;
+    call(&b, down()).await; // the probe fails: open again
+    let s = b.snapshot();
+    assert_eq!(s.state, State::Open);
+    let reopened = s.last_opened.unwrap();
+    assert_eq!(reopened.reason, OpenReason::ProbeFailed);
+    assert_eq!(
+        (s.calls, reopened.calls, reopened.failures),
+        (4, 4, 3),
+        "the trip's evidence"
+    );
+    assert!(
+        reopened
+            .to_string()
+            .starts_with("a probe failed; it first opened when the failure rate 75%")
+    );
+
+    tokio::time::advance(ms(200)).await;
+    call(&b, up()).await; // the probe succeeds: closed, with an empty window
+    let s = b.snapshot();
+    assert_eq!((s.state, s.calls), (State::Closed, 0));
+    assert_eq!(
+        s.last_opened.map(|o| o.reason),
+        Some(OpenReason::ProbeFailed),
+        "the last opening is kept after the circuit closes"
+    );
+
+    b.force_open();
+    let s = b.snapshot();
+    assert_eq!(
+        (s.calls, s.last_opened.unwrap().reason),
+        (0, OpenReason::Forced)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_opened_by_slow_calls_says_so() {
+    let b = breaker(
+        count(2)
+            .slow_call(ms(50))
+            .slow_threshold(50.0)
+            .threshold(100.0),
+    );
+    call(&b, up()).await;
+    let _ = b.call(after(ms(60), up())).await;
+    let s = b.snapshot();
+    assert_eq!(s.state, State::Open);
+    assert_eq!((s.calls, s.failures, s.slow, s.slow_rate), (2, 0, 1, 50.0));
+    let opened = s.last_opened.unwrap();
+    assert_eq!(
+        (opened.reason, opened.threshold),
+        (OpenReason::SlowRate, 50.0)
+    );
+    assert_eq!(
+        opened.to_string(),
+        "slow-call rate 50% reached the threshold of 50% over 2 calls (0 failed, 1 slow)"
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use crate::clock::{self, Nanos, duration_nanos};
 use crate::events::{self, Listeners, Subscription, Transition};
 use crate::observe::{self, CallEvent};
+use crate::opening::{Evidence, Opening};
 use crate::permit::{Kind, OwnedPermit, Permit};
 use crate::probes::{ProbeId, Probes};
 use crate::state::Word;
@@ -74,6 +75,8 @@ struct Cold {
     failed_probes: u32,
     /// Allocated by the first subscriber: most breakers never have one.
     listeners: Option<Arc<Listeners>>,
+    /// Why the circuit last opened. Boxed, so a breaker that never opens does not carry it.
+    opened: Option<Box<Evidence>>,
 }
 
 /// A point-in-time view of a breaker, for dashboards and health checks.
@@ -95,7 +98,9 @@ pub struct Snapshot {
     pub config: Config,
     /// Its state.
     pub state: State,
-    /// Outcomes in the window (closed only; every transition empties it).
+    /// Outcomes in the window. Every transition empties the window, but while the circuit is
+    /// open after it tripped, these are the counts of the window that opened it (nothing is
+    /// recorded while it is open); half-open, forced open or disabled they are 0.
     pub calls: u32,
     /// Failures among them.
     pub failures: u32,
@@ -112,6 +117,9 @@ pub struct Snapshot {
     pub next_probe_at: Option<Instant>,
     /// When the breaker last changed state; `None` if it never has.
     pub last_transition: Option<Instant>,
+    /// Why the circuit last opened, and the counts that opened it; kept after it closes again.
+    /// `None` if it never opened.
+    pub last_opened: Option<Opening>,
 }
 
 impl Snapshot {
@@ -135,6 +143,7 @@ impl Breaker {
             cold: Mutex::new(Cold {
                 failed_probes: 0,
                 listeners: None,
+                opened: None,
             }),
             config,
         }
@@ -608,6 +617,15 @@ impl Breaker {
             self.state.store(next.0, Ordering::Release);
         }
         self.mark_transition(now);
+        let period = (now, next.generation());
+        let before = cold.opened.as_deref().copied();
+        if let Some(opened) = Evidence::of((from.state(), to), tally, period, before, &self.config)
+        {
+            match &mut cold.opened {
+                Some(kept) => **kept = opened,
+                None => cold.opened = Some(Box::new(opened)),
+            }
+        }
         Some(self.announcement(from, to, now, tally, cold.listeners.clone()))
     }
 
@@ -775,8 +793,12 @@ impl Breaker {
             ),
             _ => 0,
         };
+        let opened = self.cold().opened.as_deref().copied();
         let tally = match word.state() {
             State::Closed => self.window.tally(word.generation(), clock::now),
+            State::Open => opened
+                .and_then(|o| o.tally_during(word.generation()))
+                .unwrap_or(Tally::EMPTY),
             _ => Tally::EMPTY,
         };
         let next_probe_at = (word.state() == State::Open)
@@ -792,6 +814,7 @@ impl Breaker {
             probes_in_flight,
             next_probe_at,
             last_transition: last_transition.map(|at| clock::to_instant(at.get())),
+            last_opened: opened.map(|o| o.opening(&self.config)),
         }
     }
 
@@ -807,10 +830,12 @@ impl Breaker {
     pub fn memory_footprint(&self) -> usize {
         let cold = self.cold();
         let listeners = cold.listeners.as_ref().map_or(0, |l| l.heap_bytes());
+        let opened = cold.opened.as_ref().map_or(0, |_| size_of::<Evidence>());
         std::mem::size_of::<Breaker>()
             + self.window.heap_bytes()
             + self.probes.heap_bytes()
             + listeners
+            + opened
     }
 }
 
@@ -866,6 +891,13 @@ mod footprint {
             breaker.memory_footprint() <= 256,
             "footprint: {}",
             breaker.memory_footprint()
+        );
+        let closed = breaker.memory_footprint();
+        breaker.force_open();
+        let opened = breaker.memory_footprint() - closed;
+        assert!(
+            opened > 0 && opened <= 32,
+            "why it last opened is kept on the heap, once it has opened: {opened} bytes"
         );
     }
 }

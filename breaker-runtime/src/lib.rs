@@ -125,6 +125,7 @@ mod http;
 pub mod metrics;
 mod name;
 mod observe;
+mod opening;
 mod permit;
 mod probes;
 mod registry;
@@ -156,6 +157,7 @@ pub use name::Name;
 #[allow(deprecated)]
 pub use observe::set_call_observer;
 pub use observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer};
+pub use opening::{OpenReason, Opening};
 pub use permit::{OwnedPermit, Permit};
 pub use registry::{Conflict, Location, NameClash, Registry, RegistryError, registry};
 pub use state::State;

@@ -1,7 +1,8 @@
 //! `Serialize` for what dashboards show (feature `serde`): snapshots, states and configurations.
 //!
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
-//! the moment it is serialized: `next_probe_in_ms` and `last_transition_ms_ago`. Durations are
+//! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago` and
+//! `last_opened.ms_ago`. Durations are
 //! in milliseconds.
 //!
 //! ```
@@ -19,7 +20,7 @@ use std::time::Duration;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use tokio::time::Instant;
 
-use crate::{Config, Rate, Snapshot, State, Window};
+use crate::{Config, Opening, Rate, Snapshot, State, Window};
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -73,7 +74,7 @@ impl Serialize for Config {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 11)?;
+        let mut s = serializer.serialize_struct("Snapshot", 12)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("calls", &self.calls)?;
@@ -94,7 +95,31 @@ impl Serialize for Snapshot {
                 .last_transition
                 .map(|at| millis(now.saturating_duration_since(at))),
         )?;
+        s.serialize_field(
+            "last_opened",
+            &self.last_opened.as_ref().map(|o| Relative(o, now)),
+        )?;
         s.serialize_field("config", &self.config)?;
+        s.end()
+    }
+}
+
+/// An opening, its time written relative to `now` like the snapshot's.
+struct Relative<'a>(&'a Opening, Instant);
+
+impl Serialize for Relative<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Relative(opening, now) = self;
+        let mut s = serializer.serialize_struct("Opening", 9)?;
+        s.serialize_field("reason", opening.reason.as_str())?;
+        s.serialize_field("ms_ago", &millis(now.saturating_duration_since(opening.at)))?;
+        s.serialize_field("calls", &opening.calls)?;
+        s.serialize_field("failures", &opening.failures)?;
+        s.serialize_field("slow", &opening.slow)?;
+        s.serialize_field("failure_rate", &opening.failure_rate)?;
+        s.serialize_field("slow_rate", &opening.slow_rate)?;
+        s.serialize_field("threshold", &opening.threshold)?;
+        s.serialize_field("why", &opening.to_string())?;
         s.end()
     }
 }

@@ -23,7 +23,14 @@ async fn an_open_breaker_serializes_with_times_relative_to_now() {
     assert_eq!(json["state"], "open");
     assert_eq!(json["next_probe_in_ms"], 15_000);
     assert_eq!(json["last_transition_ms_ago"], 5_000);
-    assert_eq!(json["calls"], 0, "every transition empties the window");
+    assert_eq!(json["calls"], 2, "the window that opened it");
+    assert_eq!(json["last_opened"]["reason"], "failure_rate");
+    assert_eq!(json["last_opened"]["failures"], 2);
+    assert_eq!(json["last_opened"]["ms_ago"], 5_000);
+    assert_eq!(
+        json["last_opened"]["why"],
+        "failure rate 100% reached the threshold of 50% over 2 calls (2 failed, 0 slow)"
+    );
     assert_eq!(json["config"]["window"]["ms"], 30_000);
     assert_eq!(json["config"]["threshold"], 50.0);
     assert_eq!(json["config"]["timeout_ms"], 10_000);

@@ -1,0 +1,208 @@
+//! Why a circuit last opened: the rule, and the window that met it, kept past the moment the
+//! window is left behind so that an open breaker can still say what opened it.
+
+use std::fmt;
+
+use tokio::time::Instant;
+
+use crate::clock::{self, Nanos};
+use crate::window::Tally;
+use crate::{Config, State};
+
+/// What opened the circuit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OpenReason {
+    /// The window's failure rate reached the threshold.
+    FailureRate,
+    /// The window's slow-call rate reached the slow threshold.
+    SlowRate,
+    /// A probe failed, so the circuit opened again (for a longer break, if it grows).
+    ProbeFailed,
+    /// An operator forced it open.
+    Forced,
+}
+
+impl OpenReason {
+    /// The reason as a lowercase word, as logs and JSON show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpenReason::FailureRate => "failure_rate",
+            OpenReason::SlowRate => "slow_rate",
+            OpenReason::ProbeFailed => "probe_failed",
+            OpenReason::Forced => "forced",
+        }
+    }
+}
+
+/// The last time a circuit opened, and the evidence: see [`Snapshot::last_opened`].
+///
+/// The counts are those of the window that tripped the circuit. A failed probe reopens it on the
+/// same evidence, so after [`OpenReason::ProbeFailed`] they are still the counts of the trip
+/// that began the run of breaks; a forced opening has none.
+///
+/// [`Snapshot::last_opened`]: crate::Snapshot::last_opened
+///
+/// ```
+/// use breaker_runtime::{Breaker, Config, OpenReason, State};
+///
+/// let breaker = Breaker::new(Config::builder().name("geo").count_window(4).build().unwrap());
+/// for fails in [true, false, true, true] {
+///     let _ = breaker.try_acquire().map(|p| if fails { p.failure() } else { p.success() });
+/// }
+/// let snapshot = breaker.snapshot();
+/// assert_eq!(snapshot.state, State::Open);
+/// assert_eq!((snapshot.calls, snapshot.failures), (4, 3), "the window that opened it");
+/// let opened = snapshot.last_opened.unwrap();
+/// assert_eq!(opened.reason, OpenReason::FailureRate);
+/// assert_eq!(
+///     opened.to_string(),
+///     "failure rate 75% reached the threshold of 50% over 4 calls (3 failed, 0 slow)"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Opening {
+    /// The rule that opened it.
+    pub reason: OpenReason,
+    /// When, on tokio's clock.
+    pub at: Instant,
+    /// Outcomes in the window that tripped it.
+    pub calls: u32,
+    /// Failures among them.
+    pub failures: u32,
+    /// Slow successes among them.
+    pub slow: u32,
+    /// Failures as a percentage of the window's outcomes.
+    pub failure_rate: f64,
+    /// Slow successes as a percentage of the window's outcomes.
+    pub slow_rate: f64,
+    /// The threshold that was reached, in percent (the slow threshold for
+    /// [`OpenReason::SlowRate`]; 0 for [`OpenReason::Forced`]).
+    pub threshold: f64,
+    /// The rate rule behind the counts (a failed probe reopens on the trip's evidence).
+    tripped_by: Option<OpenReason>,
+}
+
+impl fmt::Display for Opening {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let evidence = |f: &mut fmt::Formatter<'_>, what: &str, rate: f64| {
+            write!(
+                f,
+                "{what} {} reached the threshold of {} over {} calls ({} failed, {} slow)",
+                Percent(rate),
+                Percent(self.threshold),
+                self.calls,
+                self.failures,
+                self.slow
+            )
+        };
+        let rule = |f: &mut fmt::Formatter<'_>, rule: OpenReason| match rule {
+            OpenReason::SlowRate => evidence(f, "slow-call rate", self.slow_rate),
+            _ => evidence(f, "failure rate", self.failure_rate),
+        };
+        match (self.reason, self.tripped_by) {
+            (OpenReason::Forced, _) => f.write_str("forced open by an operator"),
+            (OpenReason::ProbeFailed, Some(tripped_by)) => {
+                f.write_str("a probe failed; it first opened when the ")?;
+                rule(f, tripped_by)
+            }
+            (OpenReason::ProbeFailed, None) => f.write_str("a probe failed"),
+            (reason, _) => rule(f, reason),
+        }
+    }
+}
+
+/// A percentage with no more digits than it needs: 75%, 66.7%.
+struct Percent(f64);
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tenths = (self.0 * 10.0).round() / 10.0;
+        if tenths.fract() == 0.0 {
+            write!(f, "{tenths:.0}%")
+        } else {
+            write!(f, "{tenths:.1}%")
+        }
+    }
+}
+
+/// The evidence as the breaker keeps it, under its cold lock: cheap to store on a transition.
+#[derive(Clone, Copy)]
+pub(crate) struct Evidence {
+    reason: OpenReason,
+    /// The rate rule the counts met: the trip's, carried on by a failed probe.
+    tripped_by: Option<OpenReason>,
+    at: Nanos,
+    tally: Tally,
+    /// The state period the opening began, so a snapshot shows the counts only while that
+    /// period lasts.
+    generation: u32,
+}
+
+impl Evidence {
+    /// The evidence for entering `to` from `from`, or `None` if `to` is not an opening.
+    /// `tally` is the window judged (empty unless the circuit tripped); `before` is the last
+    /// evidence, which a failed probe carries on.
+    pub(crate) fn of(
+        (from, to): (State, State),
+        tally: Tally,
+        (at, generation): (Nanos, u32),
+        before: Option<Evidence>,
+        config: &Config,
+    ) -> Option<Evidence> {
+        let (reason, tripped_by, tally) = match (from, to) {
+            (State::Closed, State::Open) => {
+                let rule = if config.threshold().reached_by(tally.failures, tally.calls) {
+                    OpenReason::FailureRate
+                } else {
+                    OpenReason::SlowRate
+                };
+                (rule, Some(rule), tally)
+            }
+            (_, State::Open) => match before {
+                Some(before) => (OpenReason::ProbeFailed, before.tripped_by, before.tally),
+                None => (OpenReason::ProbeFailed, None, Tally::EMPTY),
+            },
+            (_, State::ForcedOpen) => (OpenReason::Forced, None, Tally::EMPTY),
+            _ => return None,
+        };
+        Some(Evidence {
+            reason,
+            tripped_by,
+            at,
+            tally,
+            generation,
+        })
+    }
+
+    /// The counts to show for the state period `generation`: the window that opened it, while
+    /// that opening lasts.
+    pub(crate) fn tally_during(&self, generation: u32) -> Option<Tally> {
+        (self.generation == generation).then_some(self.tally)
+    }
+
+    pub(crate) fn opening(&self, config: &Config) -> Opening {
+        let Tally {
+            calls,
+            failures,
+            slow,
+        } = self.tally;
+        let threshold = match self.tripped_by {
+            Some(OpenReason::SlowRate) => config.slow_threshold().percent(),
+            Some(_) => config.threshold().percent(),
+            None => 0.0,
+        };
+        Opening {
+            reason: self.reason,
+            at: clock::to_instant(self.at),
+            calls,
+            failures,
+            slow,
+            failure_rate: crate::breaker::rate(failures, calls),
+            slow_rate: crate::breaker::rate(slow, calls),
+            threshold,
+            tripped_by: self.tripped_by,
+        }
+    }
+}
