@@ -8,11 +8,13 @@ mod report;
 mod shop;
 mod sim;
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 
 use crate::shop::Weather;
 use crate::sim::{Guard, Scenario};
@@ -30,17 +32,17 @@ struct Args {
     /// How long it takes to answer while slow, in seconds.
     #[arg(long, default_value_t = 8.0, value_parser = seconds)]
     slow_latency: f64,
-    /// Orders per second.
+    /// Orders per second, above 0 and up to 100000.
     #[arg(long, default_value_t = 200.0, value_parser = rate)]
     rate: f64,
-    /// How long orders arrive, in seconds.
+    /// How long orders arrive, in seconds. Rate times duration may be at most 1000000 orders.
     #[arg(long, default_value_t = 180.0, value_parser = seconds)]
     duration: f64,
     /// The traffic's seed: the same seed, the same orders.
     #[arg(long, default_value_t = 7)]
     seed: u64,
-    /// Where to write the SVG chart.
-    #[arg(long, default_value = "target/checkout.svg")]
+    /// Where to write the chart, a path ending in .svg (the only format written).
+    #[arg(long, default_value = "target/checkout.svg", value_parser = svg_path)]
     output: PathBuf,
     /// Do not write the chart.
     #[arg(long)]
@@ -58,14 +60,50 @@ fn seconds(text: &str) -> Result<f64, String> {
 
 fn rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 && r <= 100_000.0 => Ok(r),
-        _ => Err(format!(
-            "`{text}` is not a rate between 0 and 100000 orders per second"
-        )),
+        Ok(r) if r > 0.0 && r <= 100_000.0 => Ok(r),
+        Ok(_) => Err("the rate must be above 0 and at most 100000 orders per second".to_string()),
+        Err(_) => Err(format!("`{text}` is not a number of orders per second")),
     }
 }
 
+/// The chart is drawn with plotters' SVG backend only: a `.png` path would get SVG bytes a
+/// viewer cannot open, so any other extension is refused rather than silently mislabelled.
+fn svg_path(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    match path.extension() {
+        Some(ext) if ext.eq_ignore_ascii_case("svg") => Ok(path),
+        _ => Err("only .svg is supported for the chart: give a path ending in .svg".to_string()),
+    }
+}
+
+/// The most orders one run may simulate (rate times duration). Every order in flight is a task
+/// the slow API holds for seconds, and every order leaves its latency for the report: at this cap
+/// a run takes a few seconds and about 70 MB, under 1 GB even if a slow spell keeps every order
+/// in flight, where `--rate 100000 --duration 86400` was killed for want of memory.
+const MAX_ORDERS: f64 = 1_000_000.0;
+
 impl Args {
+    /// Parses the command line, then checks what no single flag can: that the run fits in memory.
+    fn try_parse_checked<I, T>(argv: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let args = Self::try_parse_from(argv)?;
+        let orders = args.rate * args.duration;
+        if orders > MAX_ORDERS {
+            return Err(Self::command().error(
+                ErrorKind::ValueValidation,
+                format!(
+                    "--rate {} for --duration {} s is {orders:.0} orders, more than the \
+                     {MAX_ORDERS} a run can hold in memory: lower --rate or --duration",
+                    args.rate, args.duration
+                ),
+            ));
+        }
+        Ok(args)
+    }
+
     fn scenario(&self) -> Scenario {
         Scenario {
             rate: self.rate,
@@ -83,7 +121,7 @@ impl Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::try_parse_checked(std::env::args_os()).unwrap_or_else(|e| e.exit());
     let scenario = args.scenario();
     let wall = std::time::Instant::now();
     let unguarded = sim::run(&scenario, Guard::Unguarded);
@@ -193,6 +231,52 @@ mod tests {
         assert_eq!(
             guarded.charged + guarded.queued + guarded.failed + guarded.lost,
             guarded.latencies.len()
+        );
+    }
+}
+
+#[cfg(test)]
+mod command_line {
+    use super::*;
+
+    fn refused(args: &[&str]) -> String {
+        match Args::try_parse_from(std::iter::once("checkout").chain(args.iter().copied())) {
+            Ok(parsed) => panic!("{args:?} was accepted: {parsed:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_chart_path_not_ending_in_svg_is_refused() {
+        let error = refused(&["--output", "x.png"]);
+        assert!(error.contains("only .svg"), "{error}");
+        assert!(Args::try_parse_from(["checkout", "--output", "x.svg"]).is_ok());
+    }
+
+    #[test]
+    fn a_run_too_big_to_hold_is_refused_naming_the_limit() {
+        let error =
+            Args::try_parse_checked(["checkout", "--rate", "100000", "--duration", "86400"])
+                .expect_err("8.64 billion orders")
+                .to_string();
+        assert!(
+            error.contains("8640000000 orders") && error.contains("1000000 a run can hold"),
+            "{error}"
+        );
+        let at_the_cap = ["checkout", "--rate", "100000", "--duration", "10"];
+        assert!(Args::try_parse_checked(at_the_cap).is_ok());
+        assert!(
+            Args::try_parse_checked(["checkout"]).is_ok(),
+            "the defaults fit"
+        );
+    }
+
+    #[test]
+    fn a_rate_of_zero_is_refused_with_the_range_it_must_be_in() {
+        let error = refused(&["--rate", "0"]);
+        assert!(
+            error.contains("above 0 and at most 100000 orders per second"),
+            "{error}"
         );
     }
 }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker_runtime::{Breaker, State, registry};
+use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
 
 use crate::shop::{Order, Outbox, PaymentApi, Weather, charge, charge_unguarded};
@@ -48,6 +49,24 @@ pub struct Run {
 }
 
 impl Run {
+    fn record(
+        &mut self,
+        done: Result<(Duration, Duration, Outcome), JoinError>,
+        patience: Duration,
+    ) {
+        let Ok((arrived, latency, outcome)) = done else {
+            return;
+        };
+        self.latencies
+            .push((arrived.as_secs_f64(), latency.as_secs_f64()));
+        match outcome {
+            _ if latency > patience => self.lost += 1,
+            Outcome::Charged => self.charged += 1,
+            Outcome::Queued => self.queued += 1,
+            Outcome::Failed => self.failed += 1,
+        }
+    }
+
     /// Seconds from the dependency's recovery to the circuit closing, if it closed after it.
     pub fn closed_after_recovery(&self, scenario: &Scenario) -> Option<f64> {
         let recovered = scenario.weather.slow_until.as_secs_f64();
@@ -114,8 +133,23 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         scenario.duration,
         scenario.duration + Duration::from_secs(600),
     ));
+    let mut run = Run {
+        latencies: Vec::new(),
+        peak_connections: 0,
+        calls_while_sick: 0,
+        charged: 0,
+        queued: 0,
+        failed: 0,
+        lost: 0,
+        reconciled: 0,
+        declined_later: 0,
+        still_queued: 0,
+        transitions: Vec::new(),
+    };
+    // A finished task's allocation lives as long as its handle: reaping them while orders
+    // arrive keeps memory to the orders in flight, plus one (arrival, latency) pair per order.
+    let mut handlers = JoinSet::new();
     let mut rng = SplitMix(scenario.seed);
-    let mut handlers = Vec::new();
     let mut arrival = Duration::ZERO;
     let mut id = 0;
     loop {
@@ -132,34 +166,13 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         };
         id += 1;
         tokio::time::sleep_until(start + arrival).await;
-        handlers.push(tokio::spawn(checkout(order, guard, arrival)));
-    }
-
-    let mut run = Run {
-        latencies: Vec::with_capacity(handlers.len()),
-        peak_connections: 0,
-        calls_while_sick: 0,
-        charged: 0,
-        queued: 0,
-        failed: 0,
-        lost: 0,
-        reconciled: 0,
-        declined_later: 0,
-        still_queued: 0,
-        transitions: Vec::new(),
-    };
-    for handler in handlers {
-        let Ok((arrived, latency, outcome)) = handler.await else {
-            continue;
-        };
-        run.latencies
-            .push((arrived.as_secs_f64(), latency.as_secs_f64()));
-        match outcome {
-            _ if latency > scenario.patience => run.lost += 1,
-            Outcome::Charged => run.charged += 1,
-            Outcome::Queued => run.queued += 1,
-            Outcome::Failed => run.failed += 1,
+        handlers.spawn(checkout(order, guard, arrival));
+        while let Some(done) = handlers.try_join_next() {
+            run.record(done, scenario.patience);
         }
+    }
+    while let Some(done) = handlers.join_next().await {
+        run.record(done, scenario.patience);
     }
     let _ = reconciler.await;
     run.peak_connections = api.peak_connections();
