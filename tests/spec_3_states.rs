@@ -6,11 +6,25 @@ use std::time::Duration;
 use breaker_runtime::{Breaker, BreakerError, State, Transition, Verdict};
 use breaker_tests::{after, breaker, call, count, down, ms, panicking_call, up};
 
+/// Fails calls until the circuit opens; a breaker that does not open within its window's worth
+/// of failures (a broken trip rule) fails the test here instead of hanging it.
 async fn trip(b: &Breaker) {
-    while b.state() == State::Closed {
+    let most = b.config().min_calls().max(match b.config().window() {
+        breaker_runtime::Window::Count(n) => n,
+        breaker_runtime::Window::Time(_) => 0,
+    });
+    for _ in 0..=most {
+        if b.state() != State::Closed {
+            break;
+        }
         call(b, down()).await;
     }
-    assert_eq!(b.state(), State::Open);
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "{} failures in a row did not open the circuit",
+        most + 1
+    );
 }
 
 fn record_transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
@@ -119,6 +133,22 @@ async fn closed_opens_when_the_slow_rate_reaches_the_slow_threshold() {
     assert_eq!(b.state(), State::Closed);
     b.call(after(ms(101), up())).await.unwrap().unwrap();
     assert_eq!(b.state(), State::Open, "2 slow successes of 4 reach 50%");
+}
+
+#[tokio::test(start_paused = true)]
+async fn failures_and_slow_successes_are_counted_apart_in_one_window() {
+    let b = breaker(count(4).slow_call(ms(100)).slow_threshold(50.0));
+    call(&b, up()).await;
+    call(&b, up()).await;
+    call(&b, down()).await;
+    b.call(after(ms(150), up())).await.unwrap().unwrap();
+    let s = b.snapshot();
+    assert_eq!((s.calls, s.failures, s.slow), (4, 1, 1));
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "1 failure (25% < 50%) and 1 slow success (25% < 50%): a failure is not slow"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -420,6 +450,55 @@ async fn a_late_probe_outcome_after_the_half_open_period_records_nothing() {
         State::HalfOpen,
         "one of two successes in the new period"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_late_probe_failure_from_an_earlier_half_open_period_does_not_reopen_the_next() {
+    let b = breaker(count(2).probes(2).break_duration(ms(10)));
+    trip(&b).await;
+    tokio::time::advance(ms(10)).await;
+    let late = b.try_acquire().unwrap();
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+    tokio::time::advance(ms(20)).await;
+    let probe = b.try_acquire().unwrap();
+    assert_eq!(b.state(), State::HalfOpen);
+    late.failure();
+    assert_eq!(
+        b.state(),
+        State::HalfOpen,
+        "a failure admitted in the earlier half-open period counts in none"
+    );
+    probe.success();
+    b.try_acquire().unwrap().success();
+    assert_eq!(
+        b.state(),
+        State::Closed,
+        "the new period's own probes decide"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_one_probe_a_late_probe_success_from_an_earlier_period_does_not_close_the_next() {
+    let b = breaker(count(2).probes(1).break_duration(ms(10)));
+    trip(&b).await;
+    tokio::time::advance(ms(10)).await;
+    let late = b.try_acquire().unwrap();
+    // The probe has run for a whole break: it gives its slot up to another probe.
+    tokio::time::advance(ms(10)).await;
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), State::Open);
+    tokio::time::advance(ms(20)).await;
+    let probe = b.try_acquire().unwrap();
+    assert_eq!(b.state(), State::HalfOpen);
+    late.success();
+    assert_eq!(
+        b.state(),
+        State::HalfOpen,
+        "a success admitted in the earlier half-open period closes nothing"
+    );
+    probe.success();
+    assert_eq!(b.state(), State::Closed);
 }
 
 #[tokio::test(start_paused = true)]

@@ -758,8 +758,8 @@ impl Breaker {
             from,
             to,
             at: clock::to_instant(at),
-            failure_rate: rate(tally.failures, tally.calls),
-            slow_rate: rate(tally.slow, tally.calls),
+            failure_rate: tally.failure_rate(),
+            slow_rate: tally.slow_rate(),
             calls: tally.calls,
         };
         if let Some(listeners) = listeners {
@@ -809,8 +809,8 @@ impl Breaker {
             calls: tally.calls,
             failures: tally.failures,
             slow: tally.slow,
-            failure_rate: rate(tally.failures, tally.calls),
-            slow_rate: rate(tally.slow, tally.calls),
+            failure_rate: tally.failure_rate(),
+            slow_rate: tally.slow_rate(),
             probes_in_flight,
             next_probe_at,
             last_transition: last_transition.map(|at| clock::to_instant(at.get())),
@@ -849,14 +849,6 @@ struct Announcement {
     tally: Tally,
     listeners: Option<Arc<Listeners>>,
     registered: bool,
-}
-
-pub(crate) fn rate(part: u32, whole: u32) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        f64::from(part) * 100.0 / f64::from(whole)
-    }
 }
 
 impl fmt::Debug for Breaker {

@@ -10,7 +10,6 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use tokio::time::Instant;
 
-use crate::breaker::rate;
 use crate::window::Tally;
 use crate::{Name, State};
 
@@ -166,14 +165,14 @@ impl Drop for Subscription {
 /// otherwise. Its rates are worked out only if a subscriber takes the event.
 pub(crate) fn trace(breaker: &Name, from: State, to: State, tally: Tally) {
     let (breaker, from_name, to_name) = (breaker.as_str(), from.as_str(), to.as_str());
-    let (calls, failures, slow) = (tally.calls, tally.failures, tally.slow);
+    let calls = tally.calls;
     if to.rejects() {
         tracing::warn!(
             breaker,
             from = from_name,
             to = to_name,
-            failure_rate = rate(failures, calls),
-            slow_rate = rate(slow, calls),
+            failure_rate = tally.failure_rate(),
+            slow_rate = tally.slow_rate(),
             calls,
             "circuit breaker opened"
         );
@@ -182,8 +181,8 @@ pub(crate) fn trace(breaker: &Name, from: State, to: State, tally: Tally) {
             breaker,
             from = from_name,
             to = to_name,
-            failure_rate = rate(failures, calls),
-            slow_rate = rate(slow, calls),
+            failure_rate = tally.failure_rate(),
+            slow_rate = tally.slow_rate(),
             calls,
             "circuit breaker {}",
             match to {

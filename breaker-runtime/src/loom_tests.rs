@@ -237,6 +237,53 @@ fn a_probe_admitted_as_its_period_ends_holds_nothing_of_the_next() {
     });
 }
 
+/// A call admitted as a half-open period ends, whose outcome arrives in the next period,
+/// decides nothing there: neither a failure (which would reopen it) nor, with one probe, a
+/// success (which would close it).
+#[test]
+fn a_probe_admitted_as_its_period_ends_and_finished_in_the_next_decides_nothing() {
+    for late_fails in [true, false] {
+        // Outside the model: at least one interleaving must admit the late call, or the
+        // model checks nothing.
+        static ADMITTED_LATE: std::sync::atomic::AtomicBool =
+            std::sync::atomic::AtomicBool::new(false);
+        ADMITTED_LATE.store(false, std::sync::atomic::Ordering::SeqCst);
+        loom::model(move || {
+            let b = tripped_with_break_over(1);
+            let first = b.try_acquire().expect("the first probe");
+            // The first probe has run for the break: its slot is free for another probe.
+            crate::clock::MODEL_NOW.store(2 * MS, Ordering::SeqCst);
+            let b2 = Arc::clone(&b);
+            let late = thread::spawn(move || b2.try_acquire_owned().ok());
+            first.failure();
+            let late = late.join().expect("no model thread panics");
+            assert_eq!(b.state(), State::Open);
+            crate::clock::MODEL_NOW.store(3 * MS, Ordering::SeqCst);
+            let next = b.try_acquire().expect("the next period's first probe");
+            assert!(next.is_probe());
+            if let Some(late) = late {
+                ADMITTED_LATE.store(true, std::sync::atomic::Ordering::SeqCst);
+                if late_fails {
+                    late.failure();
+                } else {
+                    late.success();
+                }
+            }
+            assert_eq!(
+                b.state(),
+                State::HalfOpen,
+                "the late outcome belongs to an earlier period"
+            );
+            next.success();
+            assert_eq!(b.state(), State::Closed);
+        });
+        assert!(
+            ADMITTED_LATE.load(std::sync::atomic::Ordering::SeqCst),
+            "some interleaving admitted the late call in the earlier period"
+        );
+    }
+}
+
 #[test]
 fn a_command_racing_the_first_call_after_the_break_wins_once() {
     loom::model(|| {

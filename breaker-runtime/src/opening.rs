@@ -199,8 +199,8 @@ impl Evidence {
             calls,
             failures,
             slow,
-            failure_rate: crate::breaker::rate(failures, calls),
-            slow_rate: crate::breaker::rate(slow, calls),
+            failure_rate: self.tally.failure_rate(),
+            slow_rate: self.tally.slow_rate(),
             threshold,
             tripped_by: self.tripped_by,
         }

@@ -38,6 +38,16 @@ impl Tally {
         slow: 0,
     };
 
+    /// Failures as a percentage of the outcomes (0 for none).
+    pub(crate) fn failure_rate(self) -> f64 {
+        percent(self.failures, self.calls)
+    }
+
+    /// Slow successes as a percentage of the outcomes (0 for none).
+    pub(crate) fn slow_rate(self) -> f64 {
+        percent(self.slow, self.calls)
+    }
+
     fn add(&mut self, outcome: Outcome) {
         self.calls += 1;
         match outcome {
@@ -45,6 +55,14 @@ impl Tally {
             Outcome::Slow => self.slow += 1,
             Outcome::Failure => self.failures += 1,
         }
+    }
+}
+
+fn percent(part: u32, whole: u32) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        f64::from(part) * 100.0 / f64::from(whole)
     }
 }
 
