@@ -335,9 +335,14 @@ async fn through_the_layer_an_open_circuit_sends_the_server_nothing_and_half_ope
     server.set(HOLDING);
     tokio::time::sleep(Duration::from_millis(350)).await;
     let callers: Vec<_> = (0..10).map(|id| tokio::spawn(get(id))).collect();
-    while server.in_flight.load(Ordering::SeqCst) < 2 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    // Bounded, so probes that never reach the server fail the test instead of hanging it.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while server.in_flight.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("two probes reached the server within 10 s");
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(
         server.received(),

@@ -34,9 +34,12 @@ fn race_to_open(b: &Breaker) {
         for _ in 0..THREADS {
             s.spawn(|| {
                 start.wait();
-                while let Ok(permit) = b.try_acquire() {
+                // Bounded, so a circuit that never opens fails the test instead of hanging it.
+                for _ in 0..1_000_000 {
+                    let Ok(permit) = b.try_acquire() else { return };
                     permit.failure();
                 }
+                panic!("a million failures did not open the circuit");
             });
         }
     });
