@@ -329,3 +329,29 @@ async fn an_ignored_outcome_is_returned_as_it_is() {
         0
     );
 }
+
+#[derive(Clone, Debug, PartialEq)]
+struct Point {
+    x: u32,
+    y: u32,
+}
+
+/// The fallback gets the argument whole, though the signature takes it apart.
+#[circuit_breaker(window = "1", break_duration = "1h", fallback = plot_later)]
+async fn plot((a, b): (u32, u32), Point { x, y }: Point) -> Result<u32, PayError> {
+    if a == 0 {
+        Err(PayError::Unavailable)
+    } else {
+        Ok(a + b + x + y)
+    }
+}
+
+async fn plot_later(pair: (u32, u32), point: Point) -> Result<u32, PayError> {
+    Ok(pair.0 * 1000 + pair.1 * 100 + point.x * 10 + point.y)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_destructured_argument_reaches_the_fallback_whole() {
+    assert_eq!(plot((1, 2), Point { x: 3, y: 4 }).await, Ok(10));
+    assert_eq!(plot((0, 2), Point { x: 3, y: 4 }).await, Ok(234));
+}

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use breaker_runtime::__private::{DECLARATIONS, Declaration, Handle};
 use breaker_runtime::{
-    Config, Location, Name, OpenReason, Rate, RegistryError, State, Window, registry,
+    Config, Location, Name, OpenReason, Rate, RegistryError, State, Verdict, Window, registry,
 };
 use breaker_tests::{after, breaker, call, count, down, ms, up};
 
@@ -441,4 +441,39 @@ mod tracing_events {
         assert_eq!(*level, Level::INFO);
         assert_eq!(field(fields, "to"), "closed");
     }
+}
+
+#[test]
+fn a_call_polled_after_it_completed_panics_with_a_message_instead_of_hanging() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    let b = Arc::new(breaker(count(4)));
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut call = Box::pin(b.call(async { up() }));
+    assert!(matches!(
+        call.as_mut().poll(&mut cx),
+        Poll::Ready(Ok(Ok(())))
+    ));
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = call.as_mut().poll(&mut cx);
+    }));
+    let message = again.expect_err("polled again");
+    assert_eq!(
+        message.downcast_ref::<&str>(),
+        Some(&"a circuit breaker call was polled after it completed")
+    );
+
+    let mut owned = Box::pin(
+        b.try_acquire_owned()
+            .unwrap()
+            .run(async { up() }, |r: &Result<(), std::io::Error>| {
+                Verdict::of(r)
+            }),
+    );
+    assert!(owned.as_mut().poll(&mut cx).is_ready());
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = owned.as_mut().poll(&mut cx);
+    }));
+    assert!(again.is_err(), "an owned call too");
 }

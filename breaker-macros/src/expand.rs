@@ -83,7 +83,14 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
             let plan = Plan::new(&mut item.sig.inputs, &options);
             let mut block = item.block.as_ref().clone();
             let Some(future) = async_trait_future(&mut block) else {
-                return quote!(#item);
+                // `shape` found the future in a copy of this block, so this cannot happen; if it
+                // ever does, the fn must not go unguarded in silence.
+                let error = syn::Error::new(
+                    item.sig.fn_token.span,
+                    "#[circuit_breaker] could not find the future `#[async_trait]` made of this fn's body; put #[circuit_breaker] below #[async_trait], on the `async fn` itself",
+                )
+                .to_compile_error();
+                return quote!(#error #item);
             };
             let body = wrap(&options, &item, &output, &future.block, &plan);
             future.block = syn::parse_quote!({ #body });
@@ -205,20 +212,10 @@ impl Plan {
                         plan.receiver = Some(quote!(#copy));
                     }
                 }
-                FnArg::Typed(typed) => {
-                    let (name, destructure) = match &*typed.pat {
-                        Pat::Ident(ident) if ident.subpat.is_none() => (ident.ident.clone(), None),
-                        pattern => {
-                            let name =
-                                format_ident!("__breaker_arg{}", index, span = Span::mixed_site());
-                            let pattern = pattern.clone();
-                            *typed.pat = syn::parse_quote!(#name);
-                            (name.clone(), Some(quote!(let #pattern = #name;)))
-                        }
-                    };
-                    if matches!(*typed.ty, Type::Reference(_)) {
-                        plan.args.push(quote!(#name));
-                    } else {
+                FnArg::Typed(typed) if !matches!(*typed.ty, Type::Reference(_)) => {
+                    if let Some(rebuilt) = rebuild(&typed.pat, &krate, typed.ty.span()) {
+                        // The pattern stays in the signature (and in rustdoc); the fallback's
+                        // argument is put together again from copies of its bindings.
                         let copy = format_ident!(
                             "__breaker_fallback_arg{}",
                             index,
@@ -226,16 +223,81 @@ impl Plan {
                         );
                         let ty = &typed.ty;
                         plan.prelude.push(quote_spanned! {ty.span()=>
-                            let #copy = #krate::__private::FallbackArg::duplicate(&#name);
+                            let #copy = #rebuilt;
                         });
                         plan.args.push(quote!(#copy));
+                        continue;
                     }
-                    // Cloned first, then taken apart as the signature had it.
-                    plan.prelude.extend(destructure);
+                    plan.add_renamed(typed, index, &krate);
                 }
+                FnArg::Typed(typed) => plan.add_renamed(typed, index, &krate),
             }
         }
         plan
+    }
+
+    /// A parameter whose pattern cannot be put together again (`..`, `_`, a reference): it is
+    /// renamed so the whole argument can be copied, then taken apart as the signature had it.
+    fn add_renamed(&mut self, typed: &mut syn::PatType, index: usize, krate: &TokenStream) {
+        let (name, destructure) = match &*typed.pat {
+            Pat::Ident(ident) if ident.subpat.is_none() => (ident.ident.clone(), None),
+            pattern => {
+                let name = format_ident!("__breaker_arg{}", index, span = Span::mixed_site());
+                let pattern = pattern.clone();
+                *typed.pat = syn::parse_quote!(#name);
+                (name.clone(), Some(quote!(let #pattern = #name;)))
+            }
+        };
+        if matches!(*typed.ty, Type::Reference(_)) {
+            self.args.push(quote!(#name));
+        } else {
+            let copy = format_ident!("__breaker_fallback_arg{}", index, span = Span::mixed_site());
+            let ty = &typed.ty;
+            self.prelude.push(quote_spanned! {ty.span()=>
+                let #copy = #krate::__private::FallbackArg::duplicate(&#name);
+            });
+            self.args.push(quote!(#copy));
+        }
+        // Cloned first, then taken apart as the signature had it.
+        self.prelude.extend(destructure);
+    }
+}
+
+/// The expression that builds a pattern's value again from copies of its bindings, for the
+/// patterns that bind every part by value: `(a, b)`, `Point { x, y }`, `Wrapper(inner)`.
+fn rebuild(pattern: &Pat, krate: &TokenStream, span: Span) -> Option<TokenStream> {
+    let parts = |elems: &Punctuated<Pat, Token![,]>| -> Option<Vec<TokenStream>> {
+        elems.iter().map(|p| rebuild(p, krate, span)).collect()
+    };
+    match pattern {
+        Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none() => {
+            let name = &ident.ident;
+            // Spanned on the parameter's type, so a missing `Clone` is reported there.
+            Some(quote_spanned!(span=> #krate::__private::FallbackArg::duplicate(&#name)))
+        }
+        Pat::Paren(inner) => rebuild(&inner.pat, krate, span),
+        Pat::Tuple(tuple) => {
+            let parts = parts(&tuple.elems)?;
+            Some(quote!((#(#parts,)*)))
+        }
+        Pat::TupleStruct(tuple) if tuple.qself.is_none() => {
+            let parts = parts(&tuple.elems)?;
+            let path = &tuple.path;
+            Some(quote!(#path(#(#parts),*)))
+        }
+        Pat::Struct(strukt) if strukt.qself.is_none() && strukt.rest.is_none() => {
+            let fields = strukt
+                .fields
+                .iter()
+                .map(|field| {
+                    let member = &field.member;
+                    rebuild(&field.pat, krate, span).map(|value| quote!(#member: #value))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let path = &strukt.path;
+            Some(quote!(#path { #(#fields),* }))
+        }
+        _ => None,
     }
 }
 
@@ -452,4 +514,38 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
 
 fn mentions_impl_trait(ty: &Type) -> bool {
     crate::tokens::has_ident(ty.to_token_stream(), &|ident| ident == "impl")
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    /// The signature as rustdoc shows it: the user's patterns, not `__breaker_arg` names.
+    #[test]
+    fn pattern_parameters_stay_in_the_signature_with_a_fallback() {
+        let item: syn::ItemFn = syn::parse_quote! {
+            async fn add((a, b): (u32, u32), Point { x, y }: Point, Wrapper(w): Wrapper)
+                -> Result<u32, E> { Ok(a + b + x + y + w) }
+        };
+        let expanded = crate::guard(quote!(fallback = later), item, None);
+        let expanded: syn::ItemFn = syn::parse2(expanded).expect("a fn");
+        let inputs = &expanded.sig.inputs;
+        let signature = quote!(#inputs).to_string();
+        assert_eq!(
+            signature,
+            quote!((a, b): (u32, u32), Point { x, y }: Point, Wrapper(w): Wrapper).to_string()
+        );
+    }
+
+    /// A pattern that cannot be put together again is still renamed, as before.
+    #[test]
+    fn a_pattern_with_rest_is_renamed_for_the_fallback() {
+        let item: syn::ItemFn = syn::parse_quote! {
+            async fn sum([first, .., last]: [u32; 3]) -> Result<u32, E> { Ok(first + last) }
+        };
+        let expanded = crate::guard(quote!(fallback = later), item, None);
+        let expanded: syn::ItemFn = syn::parse2(expanded).expect("a fn");
+        let inputs = &expanded.sig.inputs;
+        assert!(quote!(#inputs).to_string().starts_with("__breaker_arg0"));
+    }
 }

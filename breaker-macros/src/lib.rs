@@ -16,6 +16,7 @@ mod errors;
 mod expand;
 mod grammar;
 mod impl_block;
+mod lenient;
 mod tokens;
 mod valid;
 
@@ -30,7 +31,7 @@ use proc_macro::TokenStream;
 /// type (`module::Type::method`).
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
-    if let Ok(function) = syn::parse::<syn::ItemFn>(item.clone()) {
+    if let Some(function) = lenient::function(item.clone()) {
         return guard(args.into(), function, None).into();
     }
     if let Ok(block) = syn::parse::<syn::ItemImpl>(item.clone()) {

@@ -252,7 +252,7 @@ where
         } else {
             match run.as_mut().parked() {
                 Some(permit) => permit,
-                None => return Poll::Pending,
+                None => polled_after_completion(),
             }
         };
         run.drive(permit, cx)
@@ -271,9 +271,18 @@ where
         let mut run = self.project().run;
         match run.as_mut().parked() {
             Some(permit) => run.drive(permit, cx),
-            None => Poll::Pending,
+            None => polled_after_completion(),
         }
     }
+}
+
+/// A future polled again after it returned `Ready` is a bug in the caller's executor or
+/// combinator; saying so beats hanging the task forever, as `async fn`s do too.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn polled_after_completion() -> ! {
+    panic!("a circuit breaker call was polled after it completed")
 }
 
 impl<P, F, C> Run<P, F, C>
@@ -282,7 +291,8 @@ where
     F: Future,
     C: Classify<F::Output>,
 {
-    /// The permit of a call admitted earlier, waiting in the future; `None` once it ended.
+    /// The permit of a call admitted earlier, waiting in the future; `None` once it ended
+    /// (an owned call is admitted before it is built, so it is never `Admitting`).
     #[inline(always)]
     fn parked(self: Pin<&mut Self>) -> Option<P> {
         let this = self.project();
