@@ -333,15 +333,9 @@ mod tests {
         Run {
             latencies: (0..60).map(|s| (s as f64, 0.08)).collect(),
             peak_connections: 1,
-            calls_while_sick: 0,
             charged: 60,
-            queued: 0,
-            failed: 0,
-            lost: 0,
-            reconciled: 0,
-            declined_later: 0,
-            still_queued: 0,
             transitions,
+            ..Run::default()
         }
     }
 

@@ -31,6 +31,7 @@ pub enum Guard {
 }
 
 /// What one run saw.
+#[derive(Default)]
 pub struct Run {
     /// (arrival, caller latency) of every order, in seconds.
     pub latencies: Vec<(f64, f64)>,
@@ -133,19 +134,7 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         scenario.duration,
         scenario.duration + Duration::from_secs(600),
     ));
-    let mut run = Run {
-        latencies: Vec::new(),
-        peak_connections: 0,
-        calls_while_sick: 0,
-        charged: 0,
-        queued: 0,
-        failed: 0,
-        lost: 0,
-        reconciled: 0,
-        declined_later: 0,
-        still_queued: 0,
-        transitions: Vec::new(),
-    };
+    let mut run = Run::default();
     // A finished task's allocation lives as long as its handle: reaping them while orders
     // arrive keeps memory to the orders in flight, plus one (arrival, latency) pair per order.
     let mut handlers = JoinSet::new();
