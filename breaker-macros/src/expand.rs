@@ -212,55 +212,59 @@ impl Plan {
                         plan.receiver = Some(quote!(#copy));
                     }
                 }
-                FnArg::Typed(typed) if !matches!(*typed.ty, Type::Reference(_)) => {
-                    if let Some(rebuilt) = rebuild(&typed.pat, &krate, typed.ty.span()) {
-                        // The pattern stays in the signature (and in rustdoc); the fallback's
-                        // argument is put together again from copies of its bindings.
-                        let copy = format_ident!(
-                            "__breaker_fallback_arg{}",
-                            index,
-                            span = Span::mixed_site()
-                        );
-                        let ty = &typed.ty;
-                        plan.prelude.push(quote_spanned! {ty.span()=>
-                            let #copy = #rebuilt;
-                        });
-                        plan.args.push(quote!(#copy));
+                FnArg::Typed(typed) => {
+                    let by_value = !matches!(*typed.ty, Type::Reference(_));
+                    let span = typed.ty.span();
+                    // The pattern stays in the signature (and in rustdoc) when the argument can
+                    // be put together again from copies of its bindings.
+                    let rebuilt = by_value
+                        .then(|| rebuild(&typed.pat, &krate, span))
+                        .flatten();
+                    if let Some(rebuilt) = rebuilt {
+                        plan.pass_copy(index, rebuilt);
                         continue;
                     }
-                    plan.add_renamed(typed, index, &krate);
+                    let (name, destructure) = name_whole(typed, index);
+                    if by_value {
+                        let copy = rebuild_binding(&name, &krate, span);
+                        plan.pass_copy(index, copy);
+                    } else {
+                        plan.args.push(quote!(#name));
+                    }
+                    // Cloned first, then taken apart as the signature had it.
+                    plan.prelude.extend(destructure);
                 }
-                FnArg::Typed(typed) => plan.add_renamed(typed, index, &krate),
             }
         }
         plan
     }
 
-    /// A parameter whose pattern cannot be put together again (`..`, `_`, a reference): it is
-    /// renamed so the whole argument can be copied, then taken apart as the signature had it.
-    fn add_renamed(&mut self, typed: &mut syn::PatType, index: usize, krate: &TokenStream) {
-        let (name, destructure) = match &*typed.pat {
-            Pat::Ident(ident) if ident.subpat.is_none() => (ident.ident.clone(), None),
-            pattern => {
-                let name = format_ident!("__breaker_arg{}", index, span = Span::mixed_site());
-                let pattern = pattern.clone();
-                *typed.pat = syn::parse_quote!(#name);
-                (name.clone(), Some(quote!(let #pattern = #name;)))
-            }
-        };
-        if matches!(*typed.ty, Type::Reference(_)) {
-            self.args.push(quote!(#name));
-        } else {
-            let copy = format_ident!("__breaker_fallback_arg{}", index, span = Span::mixed_site());
-            let ty = &typed.ty;
-            self.prelude.push(quote_spanned! {ty.span()=>
-                let #copy = #krate::__private::FallbackArg::duplicate(&#name);
-            });
-            self.args.push(quote!(#copy));
-        }
-        // Cloned first, then taken apart as the signature had it.
-        self.prelude.extend(destructure);
+    /// Hands the fallback `value`, computed before the body runs.
+    fn pass_copy(&mut self, index: usize, value: TokenStream) {
+        let copy = format_ident!("__breaker_fallback_arg{}", index, span = Span::mixed_site());
+        self.prelude.push(quote!(let #copy = #value;));
+        self.args.push(quote!(#copy));
     }
+}
+
+/// The parameter's name, or for a pattern that cannot be put together again (`..`, `_`, a
+/// reference) a hidden name given to the whole argument in its place, with the statement that
+/// takes it apart as the signature had it.
+fn name_whole(typed: &mut syn::PatType, index: usize) -> (syn::Ident, Option<TokenStream>) {
+    match &*typed.pat {
+        Pat::Ident(ident) if ident.subpat.is_none() => (ident.ident.clone(), None),
+        pattern => {
+            let name = format_ident!("__breaker_arg{}", index, span = Span::mixed_site());
+            let pattern = pattern.clone();
+            *typed.pat = syn::parse_quote!(#name);
+            (name.clone(), Some(quote!(let #pattern = #name;)))
+        }
+    }
+}
+
+/// A copy of one binding, spanned on the parameter's type so a missing `Clone` is reported there.
+fn rebuild_binding(name: &syn::Ident, krate: &TokenStream, span: Span) -> TokenStream {
+    quote_spanned!(span=> #krate::__private::FallbackArg::duplicate(&#name))
 }
 
 /// The expression that builds a pattern's value again from copies of its bindings, for the
@@ -271,9 +275,7 @@ fn rebuild(pattern: &Pat, krate: &TokenStream, span: Span) -> Option<TokenStream
     };
     match pattern {
         Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none() => {
-            let name = &ident.ident;
-            // Spanned on the parameter's type, so a missing `Clone` is reported there.
-            Some(quote_spanned!(span=> #krate::__private::FallbackArg::duplicate(&#name)))
+            Some(rebuild_binding(&ident.ident, krate, span))
         }
         Pat::Paren(inner) => rebuild(&inner.pat, krate, span),
         Pat::Tuple(tuple) => {
