@@ -5,22 +5,17 @@ use std::time::Duration;
 
 use breaker_runtime::__private::{DECLARATIONS, Declaration, Handle};
 use breaker_runtime::{
-    Config, Location, Name, OpenReason, Rate, RegistryError, State, Verdict, Window, registry,
+    Config, Location, Name, OpenReason, Rate, RegistryError, Settings, State, Verdict, registry,
 };
 use breaker_tests::{after, breaker, call, count, down, ms, up};
 
 const fn declared_config(threshold_ppm: u32) -> Config {
-    Config::__prevalidated(
+    Config::__checked(
         Name::from_static("unset"),
-        Rate::from_ppm(threshold_ppm),
-        Window::Count(20),
-        20,
-        Some(Duration::from_secs(10)),
-        Duration::from_secs(30),
-        None,
-        1,
-        None,
-        Rate::HUNDRED_PERCENT,
+        Settings {
+            threshold: Rate::from_ppm(threshold_ppm),
+            ..Settings::DEFAULT
+        },
     )
 }
 

@@ -7,29 +7,11 @@ use proc_macro2::Span;
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, ExprLit, Lit, LitStr, Token};
 
-use crate::errors::Errors;
-use crate::grammar::{self, MAX_PROBES, Window};
+use std::time::Duration;
 
-/// Every option as the README's table shows it: the keys of a row, and its default. The
-/// README is checked against this list, so the two cannot drift.
-pub(crate) const OPTIONS: &[(&[&str], &str)] = &[
-    (&["threshold"], "`\"50%\"`"),
-    (&["window"], "`\"20\"`"),
-    (
-        &["min_calls"],
-        "the window size (count window), 10 (time window)",
-    ),
-    (&["timeout_ms", "timeout"], "10 000 ms"),
-    (&["break_duration"], "`\"30s\"`"),
-    (&["max_break_duration"], "none (no growth)"),
-    (&["probes"], "1"),
-    (&["slow_call"], "off"),
-    (&["slow_threshold"], "`\"100%\"`"),
-    (&["fallback"], "none"),
-    (&["name"], "`module_path!()::fn_name`"),
-    (&["is_failure"], "the `IsFailure` impl"),
-    (&["crate"], "`::breaker_runtime`"),
-];
+use breaker_options::{MAX_DURATION, MAX_PROBES, OPTIONS, Rate, Window, grammar};
+
+use crate::errors::Errors;
 
 /// A value and where it was written.
 #[derive(Debug, Clone, Copy)]
@@ -38,24 +20,19 @@ pub(crate) struct At<T> {
     pub(crate) span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Timeout {
-    Off,
-    Millis(u64),
-}
-
 /// The options as written; absent ones take their defaults in expansion.
 #[derive(Default)]
 pub(crate) struct Options {
-    pub(crate) threshold: Option<At<u32>>,
+    pub(crate) threshold: Option<At<Rate>>,
     pub(crate) window: Option<At<Window>>,
     pub(crate) min_calls: Option<At<u32>>,
-    pub(crate) timeout: Option<At<Timeout>>,
-    pub(crate) break_duration: Option<At<u64>>,
-    pub(crate) max_break_duration: Option<At<u64>>,
+    /// `None` inside for `timeout = "off"`.
+    pub(crate) timeout: Option<At<Option<Duration>>>,
+    pub(crate) break_duration: Option<At<Duration>>,
+    pub(crate) max_break_duration: Option<At<Duration>>,
     pub(crate) probes: Option<At<u32>>,
-    pub(crate) slow_call: Option<At<u64>>,
-    pub(crate) slow_threshold: Option<At<u32>>,
+    pub(crate) slow_call: Option<At<Duration>>,
+    pub(crate) slow_threshold: Option<At<Rate>>,
     pub(crate) fallback: Option<syn::Path>,
     pub(crate) name: Option<LitStr>,
     pub(crate) is_failure: Option<syn::Path>,
@@ -144,24 +121,26 @@ impl Options {
             "probes" => {
                 self.probes = keep(
                     errors,
-                    positive(value, key, (MAX_PROBES, &MAX_PROBES.to_string()), ""),
+                    positive(
+                        value,
+                        key,
+                        (u64::from(MAX_PROBES), &MAX_PROBES.to_string()),
+                        "",
+                    ),
                 )
             }
             "timeout_ms" => {
                 let hint =
                     "; for no timeout write `timeout = \"off\"`, for a duration `timeout = \"2s\"`";
+                let max_millis = MAX_DURATION.as_secs() * 1_000;
                 self.timeout = keep(
                     errors,
-                    positive(
-                        value,
-                        key,
-                        (grammar::MAX_DURATION_MS, "2592000000 (720h, 30 days)"),
-                        hint,
-                    )
-                    .map(|at: At<u64>| At {
-                        value: Timeout::Millis(at.value),
-                        span: at.span,
-                    }),
+                    positive(value, key, (max_millis, "2592000000 (720h, 30 days)"), hint).map(
+                        |at: At<u64>| At {
+                            value: Some(Duration::from_millis(at.value)),
+                            span: at.span,
+                        },
+                    ),
                 )
             }
             "timeout" => self.timeout = keep(errors, timeout(value)),
@@ -254,7 +233,7 @@ fn from_text<T>(
     }
 }
 
-fn percentage(value: &Expr, key: &str) -> Result<At<u32>, syn::Error> {
+fn percentage(value: &Expr, key: &str) -> Result<At<Rate>, syn::Error> {
     from_text(
         value,
         key,
@@ -285,35 +264,18 @@ fn window(value: &Expr) -> Result<At<Window>, syn::Error> {
     )
 }
 
-fn nonzero_duration(value: &Expr, key: &str) -> Result<At<u64>, syn::Error> {
-    let at = from_text(value, key, "a duration such as \"30s\"", grammar::duration)?;
-    if at.value == 0 {
-        return refuse(
-            value,
-            format!("invalid `{key}`: it must be longer than zero"),
-        );
-    }
-    Ok(at)
+fn nonzero_duration(value: &Expr, key: &str) -> Result<At<Duration>, syn::Error> {
+    from_text(
+        value,
+        key,
+        "a duration such as \"30s\"",
+        grammar::nonzero_duration,
+    )
 }
 
-fn timeout(value: &Expr) -> Result<At<Timeout>, syn::Error> {
-    if let Expr::Lit(ExprLit {
-        lit: Lit::Str(s), ..
-    }) = value
-    {
-        if s.value().trim() == "off" {
-            return Ok(At {
-                value: Timeout::Off,
-                span: s.span(),
-            });
-        }
-    }
-    let at = nonzero_duration(value, "timeout")
-        .map_err(|e| syn::Error::new_spanned(value, format!("{e} (or \"off\" for no timeout)")))?;
-    Ok(At {
-        value: Timeout::Millis(at.value),
-        span: at.span,
-    })
+fn timeout(value: &Expr) -> Result<At<Option<Duration>>, syn::Error> {
+    let what = "a duration such as \"30s\" (or \"off\" for no timeout)";
+    from_text(value, "timeout", what, grammar::timeout)
 }
 
 /// A positive integer literal up to `max`; `max` is written as `limit` when the error names it.

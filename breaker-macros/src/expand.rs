@@ -7,6 +7,9 @@
 //! return type before the body is checked (a "fake return edge"), so `?`, `return` and type errors
 //! behave and point where they would have without the attribute.
 
+use std::time::Duration;
+
+use breaker_options::{Rate, Window};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
@@ -16,9 +19,8 @@ use syn::{
     TypeParamBound,
 };
 
-use crate::attr::{At, Options, Timeout};
+use crate::attr::Options;
 use crate::errors::Errors;
-use crate::grammar::Window;
 
 /// What the attribute was put on.
 enum Shape {
@@ -462,54 +464,78 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
     }
 }
 
+/// The fields of `breaker_options::Settings`, one per option the configuration holds.
+const SETTINGS_FIELDS: usize = 9;
+
+/// The configuration as a `Settings` literal that names only the options written, so every
+/// default comes from its one definition in `breaker-options`.
 fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenStream {
     let p = quote!(#krate::__private);
-    let millis = |ms: u64| quote!(#p::Duration::from_millis(#ms));
-    let some_millis = |value: Option<At<u64>>| match value {
-        Some(at) => {
-            let d = millis(at.value);
+    let duration = |d: Duration| {
+        let ms = d.as_millis() as u64;
+        quote!(#p::Duration::from_millis(#ms))
+    };
+    let optional = |d: Option<Duration>| match d {
+        Some(d) => {
+            let d = duration(d);
             quote!(::core::option::Option::Some(#d))
         }
         None => quote!(::core::option::Option::None),
     };
-    let threshold = options.threshold.map_or(500_000, |t| t.value);
-    let slow_threshold = options.slow_threshold.map_or(1_000_000, |t| t.value);
-    let window_value = options.window.map_or(Window::Count(20), |w| w.value);
-    let (window, default_min_calls) = match window_value {
-        Window::Count(n) => (quote!(#p::Window::Count(#n)), n),
-        Window::Millis(ms) => {
-            let d = millis(ms);
-            (quote!(#p::Window::Time(#d)), 10)
-        }
+    let rate = |r: Rate| {
+        let ppm = r.ppm();
+        quote!(#p::Rate::from_ppm(#ppm))
     };
-    let min_calls = options.min_calls.map_or(default_min_calls, |m| m.value);
-    let timeout = match options.timeout.map(|t| t.value) {
-        Some(Timeout::Off) => quote!(::core::option::Option::None),
-        Some(Timeout::Millis(ms)) => some_millis(Some(At {
-            value: ms,
-            span: Span::call_site(),
-        })),
-        None => some_millis(Some(At {
-            value: 10_000,
-            span: Span::call_site(),
-        })),
-    };
-    let break_duration = millis(options.break_duration.map_or(30_000, |b| b.value));
-    let max_break = some_millis(options.max_break_duration);
-    let probes = options.probes.map_or(1, |p| p.value);
-    let slow_call = some_millis(options.slow_call);
+    let mut fields = Vec::new();
+    if let Some(t) = options.threshold {
+        let v = rate(t.value);
+        fields.push(quote!(threshold: #v));
+    }
+    if let Some(w) = options.window {
+        let v = match w.value {
+            Window::Count(n) => quote!(#p::Window::Count(#n)),
+            Window::Time(d) => {
+                let d = duration(d);
+                quote!(#p::Window::Time(#d))
+            }
+        };
+        fields.push(quote!(window: #v));
+    }
+    if let Some(m) = options.min_calls {
+        let n = m.value;
+        fields.push(quote!(min_calls: ::core::option::Option::Some(#n)));
+    }
+    if let Some(t) = options.timeout {
+        let v = optional(t.value);
+        fields.push(quote!(timeout: #v));
+    }
+    if let Some(b) = options.break_duration {
+        let v = duration(b.value);
+        fields.push(quote!(break_duration: #v));
+    }
+    if let Some(m) = options.max_break_duration {
+        let v = optional(Some(m.value));
+        fields.push(quote!(max_break_duration: #v));
+    }
+    if let Some(n) = options.probes {
+        let n = n.value;
+        fields.push(quote!(probes: #n));
+    }
+    if let Some(s) = options.slow_call {
+        let v = optional(Some(s.value));
+        fields.push(quote!(slow_call: #v));
+    }
+    if let Some(t) = options.slow_threshold {
+        let v = rate(t.value);
+        fields.push(quote!(slow_threshold: ::core::option::Option::Some(#v)));
+    }
+    // With every option written, a struct update would be needless (and clippy says so in the
+    // user's crate); a field added to `Settings` then fails to compile here, in our tests.
+    let rest = (fields.len() < SETTINGS_FIELDS).then(|| quote!(..#p::Settings::DEFAULT));
     quote! {
-        #p::Config::__prevalidated(
+        #p::Config::__checked(
             #p::Name::from_static(#name),
-            #p::Rate::from_ppm(#threshold),
-            #window,
-            #min_calls,
-            #timeout,
-            #break_duration,
-            #max_break,
-            #probes,
-            #slow_call,
-            #p::Rate::from_ppm(#slow_threshold),
+            #p::Settings { #(#fields,)* #rest },
         )
     }
 }

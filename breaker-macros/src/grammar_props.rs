@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use quote::ToTokens;
 
 use crate::attr::Parsed;
-use crate::grammar::{self, Window};
+use breaker_options::{MAX_COUNT_WINDOW, MAX_DURATION, Window, grammar};
 
 /// Parses `key = "text"` as the attribute would: the compile errors it emits, if any.
 fn parse_option(key: &str, text: &str) -> String {
@@ -30,14 +30,14 @@ proptest! {
 
     #[test]
     fn accepted_values_are_in_range(text in "[0-9.%smh ]{0,12}") {
-        if let Ok(ppm) = grammar::percentage(&text) {
-            prop_assert!(ppm > 0 && ppm <= 1_000_000);
+        if let Ok(rate) = grammar::percentage(&text) {
+            prop_assert!(rate.ppm() > 0 && rate.ppm() <= 1_000_000);
         }
         if let Ok(Window::Count(n)) = grammar::window(&text) {
-            prop_assert!(n >= 1 && u64::from(n) <= grammar::MAX_COUNT_WINDOW);
+            prop_assert!((1..=MAX_COUNT_WINDOW).contains(&n));
         }
-        if let Ok(Window::Millis(ms)) = grammar::window(&text) {
-            prop_assert!(ms > 0);
+        if let Ok(Window::Time(d)) = grammar::window(&text) {
+            prop_assert!(!d.is_zero());
         }
     }
 
@@ -48,7 +48,7 @@ proptest! {
         let text = if digits == 0 { format!("{whole}%") } else { format!("{whole}.{fraction:0digits$}%") };
         let ppm = whole * 10_000 + fraction * scale;
         match grammar::percentage(&text) {
-            Ok(parsed) => prop_assert_eq!(u64::from(parsed), ppm),
+            Ok(parsed) => prop_assert_eq!(u64::from(parsed.ppm()), ppm),
             Err(_) => prop_assert!(ppm == 0 || ppm > 1_000_000, "{} refused", text),
         }
     }
@@ -59,8 +59,9 @@ proptest! {
         unit in prop::sample::select(vec![("ms", 1u64), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)]),
     ) {
         let text = format!("{n}{}", unit.0);
-        match n.checked_mul(unit.1).filter(|ms| *ms <= grammar::MAX_DURATION_MS) {
-            Some(ms) => prop_assert_eq!(grammar::duration(&text), Ok(ms)),
+        let max_ms = MAX_DURATION.as_secs() * 1_000;
+        match n.checked_mul(unit.1).filter(|ms| *ms <= max_ms) {
+            Some(ms) => prop_assert_eq!(grammar::duration(&text), Ok(std::time::Duration::from_millis(ms))),
             None => {
                 let refused = grammar::duration(&text).unwrap_err();
                 prop_assert!(refused.contains("\"720h\""), "the limit is named: {}", refused);
@@ -68,8 +69,8 @@ proptest! {
         }
         // In nanoseconds, every accepted duration stays clear of the bit the runtime keeps for
         // itself (a time window is flagged in the top bit of its nanoseconds).
-        if let Ok(ms) = grammar::duration(&text) {
-            prop_assert!(ms.checked_mul(1_000_000).is_some_and(|ns| ns < 1 << 62));
+        if let Ok(d) = grammar::duration(&text) {
+            prop_assert!(d.as_nanos() < 1 << 62);
         }
     }
 
@@ -82,9 +83,9 @@ proptest! {
         let valid = match key {
             "threshold" | "slow_threshold" => grammar::percentage(&text).is_ok(),
             "window" => grammar::window(&text).is_ok(),
-            "timeout" => text.trim() == "off" || grammar::duration(&text).is_ok_and(|ms| ms > 0),
+            "timeout" => text.trim() == "off" || grammar::duration(&text).is_ok_and(|d| !d.is_zero()),
             "name" => !text.trim().is_empty(),
-            _ => grammar::duration(&text).is_ok_and(|ms| ms > 0),
+            _ => grammar::duration(&text).is_ok_and(|d| !d.is_zero()),
         };
         prop_assert_eq!(rendered.is_empty(), valid, "`{} = {:?}` gave: {}", key, text, rendered);
         if !valid {

@@ -14,7 +14,6 @@ mod attr;
 mod derive;
 mod errors;
 mod expand;
-mod grammar;
 mod impl_block;
 mod lenient;
 mod tokens;
@@ -110,7 +109,7 @@ mod readme {
                 )
             })
             .collect();
-        let expected: Vec<(Vec<String>, String)> = crate::attr::OPTIONS
+        let expected: Vec<(Vec<String>, String)> = breaker_options::OPTIONS
             .iter()
             .map(|(keys, default)| {
                 (
@@ -121,7 +120,7 @@ mod readme {
             .collect();
         assert_eq!(
             rows, expected,
-            "README.md's option table (keys, default) must match attr::OPTIONS"
+            "README.md's option table (keys, default) must match breaker_options::OPTIONS"
         );
     }
 }

@@ -1,97 +1,142 @@
 //! Checks between options, each reported on the token at fault.
+//!
+//! The rules are `breaker-options`' own, the ones the runtime's builder applies; this module
+//! only says them in the attribute's words, on the token to change.
 
-use crate::attr::{Options, Timeout};
+use std::time::Duration;
+
+use breaker_options::{ConfigError, MAX_MIN_CALLS, Settings};
+use proc_macro2::Span;
+
+use crate::attr::{At, Options};
 use crate::errors::Errors;
-use crate::grammar::{MAX_MIN_CALLS, Window};
 
-/// The runtime's default break, which `max_break_duration` must not undercut when
-/// `break_duration` is not given.
-const DEFAULT_BREAK_MS: u64 = 30_000;
-/// The runtime's default timeout, which `slow_call` must stay below when `timeout` is not
-/// given.
-const DEFAULT_TIMEOUT_MS: u64 = 10_000;
-
-pub(crate) fn check(options: &Options, errors: &mut Errors) {
-    if let (Some(min_calls), Some(window)) = (options.min_calls, options.window) {
-        if let Window::Count(size) = window.value {
-            if min_calls.value > size {
-                errors.push(
-                    min_calls.span,
-                    format!(
-                        "invalid `min_calls`: {} is more than the window's {size} calls, so the circuit could never open; use at most {size}",
-                        min_calls.value
-                    ),
-                );
-            }
-        }
-    } else if let (Some(min_calls), None) = (options.min_calls, options.window) {
-        if min_calls.value > 20 {
-            errors.push(
-                min_calls.span,
-                format!(
-                    "invalid `min_calls`: {} is more than the default window's 20 calls; use at most 20, or set a larger `window`",
-                    min_calls.value
-                ),
-            );
-        }
-    }
-    if let (Some(min_calls), Some(window)) = (options.min_calls, options.window) {
-        if matches!(window.value, Window::Millis(_)) && u64::from(min_calls.value) > MAX_MIN_CALLS {
-            errors.push(
-                min_calls.span,
-                format!(
-                    "invalid `min_calls`: a time window's `min_calls` may be at most {MAX_MIN_CALLS}"
-                ),
-            );
-        }
-    }
-    if let Some(slow_call) = options.slow_call {
-        let timeout = match options.timeout.map(|t| t.value) {
-            Some(Timeout::Millis(ms)) => Some((ms, "the `timeout`")),
-            Some(Timeout::Off) => None,
-            None => Some((DEFAULT_TIMEOUT_MS, "the default `timeout`")),
-        };
-        if let Some((timeout, which)) = timeout {
-            if slow_call.value >= timeout {
-                errors.push(
-                    slow_call.span,
-                    format!(
-                        "invalid `slow_call`: {} is not shorter than {which} ({}), which cuts every call before it could count as slow; make it shorter",
-                        millis(slow_call.value),
-                        millis(timeout)
-                    ),
-                );
-            }
-        }
-    }
-    if let Some(max) = options.max_break_duration {
-        let (base, which) = match options.break_duration {
-            Some(b) => (b.value, "`break_duration`"),
-            None => (DEFAULT_BREAK_MS, "the default `break_duration`"),
-        };
-        if max.value < base {
-            errors.push(
-                max.span,
-                format!(
-                    "invalid `max_break_duration`: it must be at least {which} ({}), since it caps the break as it grows",
-                    millis(base)
-                ),
-            );
-        }
-    }
-    if let (Some(slow_threshold), None) = (options.slow_threshold, options.slow_call) {
-        errors.push(
-            slow_threshold.span,
-            "`slow_threshold` needs `slow_call`: add `slow_call = \"1s\"` (how long a call may take before it counts as slow)",
-        );
+/// The settings the options spell, each absent option at its default.
+pub(crate) fn settings(options: &Options) -> Settings {
+    let d = Settings::DEFAULT;
+    Settings {
+        threshold: value(options.threshold).unwrap_or(d.threshold),
+        window: value(options.window).unwrap_or(d.window),
+        min_calls: value(options.min_calls),
+        timeout: value(options.timeout).unwrap_or(d.timeout),
+        break_duration: value(options.break_duration).unwrap_or(d.break_duration),
+        max_break_duration: value(options.max_break_duration),
+        probes: value(options.probes).unwrap_or(d.probes),
+        slow_call: value(options.slow_call),
+        slow_threshold: value(options.slow_threshold),
     }
 }
 
-fn millis(ms: u64) -> String {
-    match ms {
+fn value<T>(at: Option<At<T>>) -> Option<T> {
+    at.map(|at| at.value)
+}
+
+pub(crate) fn check(options: &Options, errors: &mut Errors) {
+    for violation in settings(options).violations() {
+        let (span, message) = explain(options, &violation);
+        errors.push(span, message);
+    }
+}
+
+fn explain(options: &Options, violation: &ConfigError) -> (Span, String) {
+    let at = |span: Option<Span>| span.unwrap_or_else(Span::call_site);
+    let min_calls = at(options.min_calls.map(|m| m.span));
+    match *violation {
+        ConfigError::MinCallsAboveWindow { min_calls: n, window } if options.window.is_some() => (
+            min_calls,
+            format!(
+                "invalid `min_calls`: {n} is more than the window's {window} calls, so the circuit could never open; use at most {window}"
+            ),
+        ),
+        ConfigError::MinCallsAboveWindow { min_calls: n, window } => (
+            min_calls,
+            format!(
+                "invalid `min_calls`: {n} is more than the default window's {window} calls; use at most {window}, or set a larger `window`"
+            ),
+        ),
+        ConfigError::MinCallsTooLarge { .. } => (
+            min_calls,
+            format!(
+                "invalid `min_calls`: a time window's `min_calls` may be at most {MAX_MIN_CALLS}"
+            ),
+        ),
+        ConfigError::SlowCallNotBelowTimeout { slow_call, timeout } => {
+            let which = if options.timeout.is_some() {
+                "the `timeout`"
+            } else {
+                "the default `timeout`"
+            };
+            (
+                at(options.slow_call.map(|s| s.span)),
+                format!(
+                    "invalid `slow_call`: {} is not shorter than {which} ({}), which cuts every call before it could count as slow; make it shorter",
+                    written(slow_call),
+                    written(timeout)
+                ),
+            )
+        }
+        ConfigError::MaxBreakBelowBreak { base, .. } => {
+            let which = if options.break_duration.is_some() {
+                "`break_duration`"
+            } else {
+                "the default `break_duration`"
+            };
+            (
+                at(options.max_break_duration.map(|m| m.span)),
+                format!(
+                    "invalid `max_break_duration`: it must be at least {which} ({}), since it caps the break as it grows",
+                    written(base)
+                ),
+            )
+        }
+        ConfigError::SlowThresholdWithoutSlowCall => (
+            at(options.slow_threshold.map(|s| s.span)),
+            "`slow_threshold` needs `slow_call`: add `slow_call = \"1s\"` (how long a call may take before it counts as slow)".to_string(),
+        ),
+        // The grammar refuses every other value where it is written; a rule that reaches here
+        // still says what it is about.
+        ref other => (Span::call_site(), format!("invalid `{}`: {other}", other.field())),
+    }
+}
+
+/// A duration as the attribute writes it.
+fn written(duration: Duration) -> String {
+    match duration.as_millis() {
         ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
         ms if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
         ms if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
         ms => format!("{ms}ms"),
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    use crate::attr::Parsed;
+
+    /// The attribute's side of the table the runtime's configuration reader is held to.
+    #[test]
+    fn the_attribute_gives_the_tables_answer_at_every_limit() {
+        let cases = include_str!("../../breaker-options/tests/limits.txt");
+        let mut checked = 0;
+        for line in cases
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let (options, expected) = line.split_once(" => ").expect("`options => answer`");
+            let Parsed {
+                options: parsed,
+                mut errors,
+            } = syn::parse_str(options).expect("the table's options parse as arguments");
+            super::check(&parsed, &mut errors);
+            let taken = errors.is_empty();
+            assert_eq!(
+                taken,
+                expected == "ok",
+                "`{options}`: the attribute {} it",
+                if taken { "takes" } else { "refuses" }
+            );
+            checked += 1;
+        }
+        assert!(checked > 40, "the table was read: {checked} cases");
     }
 }

@@ -6,7 +6,7 @@ pub use std::time::Duration;
 pub use linkme;
 
 pub use crate::registry::{DECLARATIONS, Declaration, Handle};
-pub use crate::{BreakerError, Config, IsFailure, Location, Name, Rate, Verdict, Window};
+pub use crate::{BreakerError, Config, IsFailure, Location, Name, Rate, Settings, Verdict, Window};
 
 /// The breaker's reading of an instant, in nanoseconds: lets a reference model in the tests
 /// place outcomes in the same time-window buckets as the breaker.

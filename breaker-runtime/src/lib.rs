@@ -149,7 +149,7 @@ pub use call::{ByIsFailure, Call, Classify, OwnedCall};
 pub use classify::{IsFailure, Verdict};
 pub use config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES,
-    MIN_TIME_WINDOW, Rate, Window,
+    MIN_TIME_WINDOW, Rate, Settings, Window,
 };
 pub use error::{BreakerError, ProbeTime};
 pub use events::{Subscription, Transition};
@@ -305,7 +305,12 @@ pub use breaker_macros::IsFailure;
 ///     static DECLARATION: Declaration = Declaration {
 ///         name: None,
 ///         default_name: concat!(module_path!(), "::", "charge"),
-///         config: Config::__prevalidated(/* 50%, Count(20), 20, Some(2s), 30s, None, 1, None, 100% */),
+///         // Only the options written; every other field is its one default.
+///         config: Config::__checked(
+///             Name::from_static(concat!(module_path!(), "::", "charge")),
+///             Settings { threshold: Rate::from_ppm(500_000), window: Window::Count(20),
+///                        timeout: Some(Duration::from_millis(2000)), ..Settings::DEFAULT },
+///         ),
 ///         location: Location { file: file!(), line: line!(), column: column!() },
 ///     };
 ///     static HANDLE: Handle = Handle::new(&DECLARATION);

@@ -1,4 +1,5 @@
-//! `Serialize` for what dashboards show (feature `serde`): snapshots, states and configurations.
+//! `Serialize` for what dashboards show (feature `serde`): snapshots, states and configurations;
+//! `Deserialize` for configurations, spelled as in the attribute.
 //!
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
 //! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago` and
@@ -17,10 +18,11 @@
 
 use std::time::Duration;
 
+use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use tokio::time::Instant;
 
-use crate::{Config, Opening, Rate, Snapshot, State, Window};
+use crate::{Config, Opening, Snapshot, State};
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -29,25 +31,6 @@ fn millis(d: Duration) -> u64 {
 impl Serialize for State {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
-    }
-}
-
-impl Serialize for Rate {
-    /// As a percentage.
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_f64(self.percent())
-    }
-}
-
-impl Serialize for Window {
-    /// `{"calls": n}` or `{"ms": d}`.
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Window", 1)?;
-        match self {
-            Window::Count(n) => s.serialize_field("calls", n)?,
-            Window::Time(d) => s.serialize_field("ms", &millis(*d))?,
-        }
-        s.end()
     }
 }
 
@@ -68,6 +51,37 @@ impl Serialize for Config {
         s.serialize_field("slow_call_ms", &self.slow_call().map(millis))?;
         s.serialize_field("slow_threshold", &self.slow_threshold())?;
         s.end()
+    }
+}
+
+/// Reads a configuration as the attribute spells it, by the attribute's own grammar and rules:
+/// `{ "threshold": "50%", "window": "30s", "timeout": "2s" }` in JSON, or the same keys in a
+/// TOML or YAML file. Absent options take their defaults (the name `"breaker"`). This is not
+/// the shape [`Serialize`] writes for dashboards (numbers in milliseconds and percent).
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, Window};
+///
+/// let config: Config = serde_json::from_str(
+///     r#"{ "name": "payments", "threshold": "25%", "window": "30s", "timeout": "2s" }"#,
+/// )?;
+/// assert_eq!(config.name(), "payments");
+/// assert_eq!(config.window(), Window::Time(Duration::from_secs(30)));
+/// assert_eq!(config.timeout(), Some(Duration::from_secs(2)));
+///
+/// let refused = serde_json::from_str::<Config>(r#"{ "window": "10", "min_calls": 11 }"#);
+/// assert!(refused.unwrap_err().to_string().contains("min_calls"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for Config {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spelled = breaker_options::Spelled::deserialize(deserializer)?;
+        let mut builder = Config::builder().settings(spelled.settings);
+        if let Some(name) = spelled.name {
+            builder = builder.name(name);
+        }
+        builder.build().map_err(D::Error::custom)
     }
 }
 

@@ -1,27 +1,27 @@
 //! The attribute's value grammar: percentages, counts and durations, as strings.
 //!
-//! Pure functions from text to a value or to the sentence a user reads, so they can be tested
-//! (and property-tested) without a compiler around them.
+//! Pure functions from text to a value or to the sentence a user reads, so the attribute (at
+//! compile time) and the runtime (reading a configuration file) take the same text to mean the
+//! same thing, and both can be tested without a compiler around them.
 
-/// The largest count window the runtime keeps (its tallies share one atomic word).
-pub(crate) const MAX_COUNT_WINDOW: u64 = 10_000;
-/// The most probes the runtime runs at once.
-pub(crate) const MAX_PROBES: u64 = 1_000;
-/// The longest duration any option takes, in milliseconds: 720h (30 days), the runtime's
-/// `MAX_DURATION`.
-pub(crate) const MAX_DURATION_MS: u64 = 30 * 24 * 3_600_000;
-/// The largest `min_calls` of a time window, the runtime's `MAX_MIN_CALLS`.
-pub(crate) const MAX_MIN_CALLS: u64 = 1_000_000;
+use std::time::Duration;
 
-/// A window: the last N calls, or the last D milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Window {
-    Count(u32),
-    Millis(u64),
-}
+use crate::limits::{MAX_COUNT_WINDOW, MAX_DURATION};
+use crate::rate::Rate;
+use crate::window::Window;
 
-/// `"N%"` with 0 < N ≤ 100 and at most four decimals, as parts per million.
-pub(crate) fn percentage(text: &str) -> Result<u32, String> {
+/// [`MAX_DURATION`] in milliseconds, the unit the grammar counts in.
+const MAX_DURATION_MS: u64 = MAX_DURATION.as_secs() * 1_000;
+
+/// `"N%"` with 0 < N ≤ 100 and at most four decimals.
+///
+/// ```
+/// use breaker_options::{grammar, Rate};
+///
+/// assert_eq!(grammar::percentage("12.5%"), Ok(Rate::from_percent(12.5).unwrap()));
+/// assert!(grammar::percentage("50").unwrap_err().contains("\"50%\""));
+/// ```
+pub fn percentage(text: &str) -> Result<Rate, String> {
     let example = "write a percentage such as \"50%\" or \"12.5%\"";
     let Some(number) = text.trim().strip_suffix('%') else {
         return Err(if decimal(text.trim()).is_some() {
@@ -50,17 +50,17 @@ pub(crate) fn percentage(text: &str) -> Result<u32, String> {
         Decimal::Ppm(ppm) if ppm > 1_000_000 => {
             Err(format!("`{text}` is above 100%; use at most \"100%\""))
         }
-        Decimal::Ppm(ppm) => Ok(ppm as u32),
+        Decimal::Ppm(ppm) => Ok(Rate::from_ppm(ppm as u32)),
     }
 }
 
 enum Decimal {
-    /// Hundredths of a thousandth: the value × 10 000.
+    /// Millionths of the whole: the percentage × 10 000.
     Ppm(u64),
     TooPrecise,
 }
 
-/// `12` or `12.5`, scaled by 10 000 (so `50` percent is 500 000 parts per million).
+/// `12` or `12.5`, scaled by 10 000 (so `50` percent is 500 000 millionths).
 fn decimal(text: &str) -> Option<Decimal> {
     let (whole, fraction) = match text.split_once('.') {
         Some((whole, fraction)) => (whole, fraction),
@@ -82,9 +82,21 @@ fn decimal(text: &str) -> Option<Decimal> {
     Some(Decimal::Ppm(whole * 10_000 + fraction))
 }
 
-/// `"<integer><unit>"`, unit `ms`, `s`, `m` or `h`, in milliseconds. Zero is allowed here; the
-/// options that forbid it say so.
-pub(crate) fn duration(text: &str) -> Result<u64, String> {
+/// `"<integer><unit>"`, unit `ms`, `s`, `m` or `h`, at most `"720h"`. Zero is allowed here;
+/// the options that forbid it say so.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::grammar;
+///
+/// assert_eq!(grammar::duration("30s"), Ok(Duration::from_secs(30)));
+/// assert!(grammar::duration("1.5s").unwrap_err().contains("\"1500ms\""));
+/// ```
+pub fn duration(text: &str) -> Result<Duration, String> {
+    millis(text).map(Duration::from_millis)
+}
+
+fn millis(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
     let (number, unit) = text.split_at(digits);
@@ -142,7 +154,15 @@ pub(crate) fn duration(text: &str) -> Result<u64, String> {
 }
 
 /// A window: `"N"` calls, or a duration.
-pub(crate) fn window(text: &str) -> Result<Window, String> {
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::{grammar, Window};
+///
+/// assert_eq!(grammar::window("20"), Ok(Window::Count(20)));
+/// assert_eq!(grammar::window("30s"), Ok(Window::Time(Duration::from_secs(30))));
+/// ```
+pub fn window(text: &str) -> Result<Window, String> {
     let trimmed = text.trim();
     if trimmed.contains('_') && trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
         return Err(format!(
@@ -154,8 +174,8 @@ pub(crate) fn window(text: &str) -> Result<Window, String> {
         return count_window(trimmed.parse::<u64>().unwrap_or(u64::MAX));
     }
     match duration(trimmed) {
-        Ok(0) => Err("a time window must be longer than zero".to_string()),
-        Ok(ms) => Ok(Window::Millis(ms)),
+        Ok(d) if d.is_zero() => Err("a time window must be longer than zero".to_string()),
+        Ok(d) => Ok(Window::Time(d)),
         Err(message) if message.contains("too long") || message.contains("a space") => Err(message),
         Err(_) if trimmed.bytes().next().is_some_and(|b| b.is_ascii_digit()) => {
             let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
@@ -170,14 +190,42 @@ pub(crate) fn window(text: &str) -> Result<Window, String> {
     }
 }
 
-pub(crate) fn count_window(calls: u64) -> Result<Window, String> {
+/// A count window of `calls` calls, 1 to [`MAX_COUNT_WINDOW`].
+pub fn count_window(calls: u64) -> Result<Window, String> {
     match calls {
         0 => Err("the window must hold at least 1 call".to_string()),
-        n if n > MAX_COUNT_WINDOW => Err(format!(
+        n if n > u64::from(MAX_COUNT_WINDOW) => Err(format!(
             "a count window holds at most {MAX_COUNT_WINDOW} calls; use a time window such as \"60s\" for more"
         )),
         n => Ok(Window::Count(n as u32)),
     }
+}
+
+/// A duration an option needs longer than zero: `break_duration`, `max_break_duration`,
+/// `slow_call` and `timeout`.
+pub fn nonzero_duration(text: &str) -> Result<Duration, String> {
+    match duration(text)? {
+        d if d.is_zero() => Err("it must be longer than zero".to_string()),
+        d => Ok(d),
+    }
+}
+
+/// The timeout: a duration longer than zero, or `"off"` for none.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::grammar;
+///
+/// assert_eq!(grammar::timeout("2s"), Ok(Some(Duration::from_secs(2))));
+/// assert_eq!(grammar::timeout("off"), Ok(None));
+/// ```
+pub fn timeout(text: &str) -> Result<Option<Duration>, String> {
+    if text.trim() == "off" {
+        return Ok(None);
+    }
+    nonzero_duration(text)
+        .map(Some)
+        .map_err(|message| format!("{message} (or \"off\" for no timeout)"))
 }
 
 #[cfg(test)]
@@ -186,11 +234,12 @@ mod tests {
 
     #[test]
     fn percentages() {
-        assert_eq!(percentage("50%"), Ok(500_000));
-        assert_eq!(percentage("100%"), Ok(1_000_000));
-        assert_eq!(percentage("12.5%"), Ok(125_000));
-        assert_eq!(percentage("0.0001%"), Ok(1));
-        assert_eq!(percentage(" 33.3333% "), Ok(333_333));
+        let ppm = |p: &str| percentage(p).map(Rate::ppm);
+        assert_eq!(ppm("50%"), Ok(500_000));
+        assert_eq!(ppm("100%"), Ok(1_000_000));
+        assert_eq!(ppm("12.5%"), Ok(125_000));
+        assert_eq!(ppm("0.0001%"), Ok(1));
+        assert_eq!(ppm(" 33.3333% "), Ok(333_333));
         for bad in [
             "0%",
             "0.0%",
@@ -216,11 +265,12 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(duration("250ms"), Ok(250));
-        assert_eq!(duration("30s"), Ok(30_000));
-        assert_eq!(duration("5m"), Ok(300_000));
-        assert_eq!(duration("2h"), Ok(7_200_000));
-        assert_eq!(duration("0s"), Ok(0));
+        let ms = |d: &str| duration(d).map(|d| d.as_millis() as u64);
+        assert_eq!(ms("250ms"), Ok(250));
+        assert_eq!(ms("30s"), Ok(30_000));
+        assert_eq!(ms("5m"), Ok(300_000));
+        assert_eq!(ms("2h"), Ok(7_200_000));
+        assert_eq!(ms("0s"), Ok(0));
         for bad in [
             "30",
             "s",
@@ -236,7 +286,7 @@ mod tests {
         ] {
             assert!(duration(bad).is_err(), "{bad:?} must be refused");
         }
-        assert_eq!(duration("720h"), Ok(MAX_DURATION_MS));
+        assert_eq!(ms("720h"), Ok(MAX_DURATION_MS));
         assert!(
             duration("721h").unwrap_err().contains("\"720h\""),
             "the limit is named"
@@ -268,7 +318,7 @@ mod tests {
     fn windows() {
         assert_eq!(window("20"), Ok(Window::Count(20)));
         assert_eq!(window("10000"), Ok(Window::Count(10_000)));
-        assert_eq!(window("30s"), Ok(Window::Millis(30_000)));
+        assert_eq!(window("30s"), Ok(Window::Time(Duration::from_secs(30))));
         for bad in [
             "0",
             "10001",

@@ -1,0 +1,51 @@
+//! The options of a circuit breaker, defined once.
+//!
+//! Each option's name, the grammar of its value (`"50%"`, `"20"`, `"30s"`, `"off"`), its
+//! default and its limits live here, and nowhere else: the `#[circuit_breaker]` attribute
+//! checks its arguments with them at compile time, and `breaker-runtime` builds and checks a
+//! `Config` with them at run time (from the builder, or from a configuration file that spells
+//! values as the attribute does). So a value means the same, and is refused by the same rule,
+//! wherever it is written.
+//!
+//! Use it through `breaker-runtime`, which re-exports what users name.
+//!
+//! ```
+//! use std::time::Duration;
+//! use breaker_options::{grammar, Settings, Window};
+//!
+//! let settings = Settings {
+//!     threshold: grammar::percentage("25%")?,
+//!     window: grammar::window("30s")?,
+//!     timeout: grammar::timeout("2s")?,
+//!     ..Settings::DEFAULT
+//! };
+//! settings.check()?;
+//! assert_eq!(settings.window, Window::Time(Duration::from_secs(30)));
+//! assert_eq!(settings.min_calls(), 10);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+pub mod grammar;
+mod limits;
+mod rate;
+mod settings;
+#[cfg(feature = "serde")]
+mod spelled;
+mod table;
+mod window;
+
+pub use error::ConfigError;
+pub use limits::{
+    MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW,
+    TIME_WINDOW_MIN_CALLS,
+};
+pub use rate::Rate;
+pub use settings::Settings;
+#[cfg(feature = "serde")]
+pub use spelled::Spelled;
+pub use table::OPTIONS;
+pub use window::Window;

@@ -1,0 +1,60 @@
+//! The bounds every option is held to, wherever it is written.
+
+use std::time::Duration;
+
+/// The largest count window: a count window keeps its tallies in one atomic word.
+///
+/// ```
+/// use breaker_runtime::{Config, MAX_COUNT_WINDOW};
+///
+/// assert!(Config::builder().count_window(MAX_COUNT_WINDOW + 1).build().is_err());
+/// ```
+pub const MAX_COUNT_WINDOW: u32 = 10_000;
+
+/// The most probes a half-open breaker may run at once.
+///
+/// ```
+/// use breaker_runtime::{Config, MAX_PROBES};
+///
+/// assert!(Config::builder().probes(MAX_PROBES).build().is_ok());
+/// ```
+pub const MAX_PROBES: u32 = 1_000;
+
+/// The shortest time window: it is cut into ten buckets of at least 100 µs.
+///
+/// ```
+/// use breaker_runtime::{Config, MIN_TIME_WINDOW};
+///
+/// assert!(Config::builder().time_window(MIN_TIME_WINDOW).build().is_ok());
+/// ```
+pub const MIN_TIME_WINDOW: Duration = Duration::from_millis(1);
+
+/// The longest duration any option takes (the time window, the timeout, the break and its
+/// cap, `slow_call`): 30 days. Longer would be no breaker at all, and every duration then fits
+/// the nanosecond clocks the breaker keeps with room to spare.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, ConfigError, MAX_DURATION};
+///
+/// assert!(Config::builder().break_duration(MAX_DURATION).build().is_ok());
+/// let err = Config::builder().time_window(MAX_DURATION + Duration::from_nanos(1)).build();
+/// assert!(matches!(err, Err(ConfigError::DurationTooLong { field: "window", .. })));
+/// ```
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3_600);
+
+/// The largest `min_calls` of a time window: a tenth of the window counts at most two million
+/// outcomes, and a `min_calls` the window could never hold would keep the circuit from opening.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, MAX_MIN_CALLS};
+///
+/// let window = Config::builder().time_window(Duration::from_secs(60));
+/// assert!(window.clone().min_calls(MAX_MIN_CALLS).build().is_ok());
+/// assert!(window.min_calls(MAX_MIN_CALLS + 1).build().is_err());
+/// ```
+pub const MAX_MIN_CALLS: u32 = 1_000_000;
+
+/// `min_calls` of a time window when none is given (a count window's is its size).
+pub const TIME_WINDOW_MIN_CALLS: u32 = 10;

@@ -1,0 +1,169 @@
+//! Every option of a breaker but its name, with its default, and the rules between them.
+
+use std::time::Duration;
+
+use crate::error::ConfigError;
+use crate::limits::{
+    MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW,
+    TIME_WINDOW_MIN_CALLS,
+};
+use crate::rate::Rate;
+use crate::window::Window;
+
+/// A breaker's options as plain named values: what the attribute's expansion hands the runtime,
+/// what the runtime's builder fills in, and what both check with [`Settings::check`], so a value
+/// means the same and meets the same rules wherever it is written.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::{ConfigError, Settings, Window};
+///
+/// let settings = Settings { window: Window::Count(10), min_calls: Some(11), ..Settings::DEFAULT };
+/// assert_eq!(settings.check(), Err(ConfigError::MinCallsAboveWindow { min_calls: 11, window: 10 }));
+/// assert_eq!(Settings::DEFAULT.timeout, Some(Duration::from_secs(10)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The failure rate at which the circuit opens (default 50%).
+    pub threshold: Rate,
+    /// The window the rates are judged over (default the last 20 calls).
+    pub window: Window,
+    /// Outcomes the window must hold before it is judged; `None` for the default: a count
+    /// window's size, or [`TIME_WINDOW_MIN_CALLS`] for a time window.
+    pub min_calls: Option<u32>,
+    /// How long a call may run; `None` for no limit (default 10 s).
+    pub timeout: Option<Duration>,
+    /// How long the circuit stays open before a probe (default 30 s).
+    pub break_duration: Duration,
+    /// The cap on the break as it doubles after failed probes; `None` for no growth (default).
+    pub max_break_duration: Option<Duration>,
+    /// Probes at once in half-open, and successes in a row that close it (default 1).
+    pub probes: u32,
+    /// How long a success may take before it counts as slow; `None` for off (default).
+    pub slow_call: Option<Duration>,
+    /// The slow-call rate at which the circuit opens; `None` for the default, 100%. Needs
+    /// `slow_call`.
+    pub slow_threshold: Option<Rate>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::DEFAULT
+    }
+}
+
+impl Settings {
+    /// The defaults of the attribute and of the builder alike.
+    pub const DEFAULT: Settings = Settings {
+        threshold: Rate::from_ppm(500_000),
+        window: Window::Count(20),
+        min_calls: None,
+        timeout: Some(Duration::from_secs(10)),
+        break_duration: Duration::from_secs(30),
+        max_break_duration: None,
+        probes: 1,
+        slow_call: None,
+        slow_threshold: None,
+    };
+
+    /// `min_calls`, its default filled in.
+    pub const fn min_calls(&self) -> u32 {
+        match (self.min_calls, self.window) {
+            (Some(calls), _) => calls,
+            (None, Window::Count(calls)) => calls,
+            (None, Window::Time(_)) => TIME_WINDOW_MIN_CALLS,
+        }
+    }
+
+    /// `slow_threshold`, its default filled in.
+    pub const fn slow_threshold(&self) -> Rate {
+        match self.slow_threshold {
+            Some(rate) => rate,
+            None => Rate::HUNDRED_PERCENT,
+        }
+    }
+
+    /// The first rule these settings break, if any.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        match self.violations().into_iter().next() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// Every rule these settings break, in the order of the options: the attribute reports
+    /// them all at once.
+    pub fn violations(&self) -> Vec<ConfigError> {
+        let mut found = Vec::new();
+        match self.window {
+            Window::Count(0) => found.push(ConfigError::EmptyWindow),
+            Window::Count(value) if value > MAX_COUNT_WINDOW => {
+                found.push(ConfigError::WindowTooLarge {
+                    value,
+                    max: MAX_COUNT_WINDOW,
+                });
+            }
+            Window::Time(value) if value < MIN_TIME_WINDOW => {
+                found.push(ConfigError::WindowTooShort { value });
+            }
+            Window::Count(_) | Window::Time(_) => {}
+        }
+        let min_calls = self.min_calls();
+        match self.window {
+            _ if min_calls == 0 => found.push(ConfigError::ZeroMinCalls),
+            Window::Count(window) if window > 0 && min_calls > window => {
+                found.push(ConfigError::MinCallsAboveWindow { min_calls, window });
+            }
+            Window::Time(_) if min_calls > MAX_MIN_CALLS => {
+                found.push(ConfigError::MinCallsTooLarge {
+                    value: min_calls,
+                    max: MAX_MIN_CALLS,
+                });
+            }
+            Window::Count(_) | Window::Time(_) => {}
+        }
+        if let Window::Time(window) = self.window {
+            duration(&mut found, "window", Some(window));
+        }
+        duration(&mut found, "timeout", self.timeout);
+        duration(&mut found, "break_duration", Some(self.break_duration));
+        duration(&mut found, "max_break_duration", self.max_break_duration);
+        duration(&mut found, "slow_call", self.slow_call);
+        if let (Some(slow_call), Some(timeout)) = (self.slow_call, self.timeout) {
+            if slow_call >= timeout {
+                found.push(ConfigError::SlowCallNotBelowTimeout { slow_call, timeout });
+            }
+        }
+        if let Some(max) = self.max_break_duration {
+            if max < self.break_duration {
+                found.push(ConfigError::MaxBreakBelowBreak {
+                    max,
+                    base: self.break_duration,
+                });
+            }
+        }
+        if !(1..=MAX_PROBES).contains(&self.probes) {
+            found.push(ConfigError::Probes {
+                value: self.probes,
+                max: MAX_PROBES,
+            });
+        }
+        if self.slow_threshold.is_some() && self.slow_call.is_none() {
+            found.push(ConfigError::SlowThresholdWithoutSlowCall);
+        }
+        found
+    }
+}
+
+/// A duration that must be longer than zero and at most [`MAX_DURATION`], if set.
+fn duration(found: &mut Vec<ConfigError>, field: &'static str, value: Option<Duration>) {
+    match value {
+        Some(d) if d.is_zero() => found.push(ConfigError::ZeroDuration { field }),
+        Some(d) if d > MAX_DURATION => found.push(ConfigError::DurationTooLong {
+            field,
+            value: d,
+            max: MAX_DURATION,
+        }),
+        _ => {}
+    }
+}

@@ -1,0 +1,219 @@
+//! Options as a configuration file spells them (feature `serde`): the attribute's own keys and
+//! strings, read by the same grammar, so `threshold = "50%"` in a file means what it means in
+//! `#[circuit_breaker(threshold = "50%")]`.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use crate::grammar;
+use crate::rate::Rate;
+use crate::settings::Settings;
+use crate::table::OPTIONS;
+use crate::window::Window;
+
+/// A breaker's name, if the file gives one, and its settings, each absent option at its
+/// default. Unknown keys are refused with the list of options; the attribute's compile-time
+/// options (`fallback`, `is_failure`, `crate`) are refused with a reason.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::{Spelled, Window};
+///
+/// let spelled: Spelled = serde_json::from_str(
+///     r#"{ "name": "payments", "threshold": "25%", "window": "30s", "timeout": "off" }"#,
+/// )?;
+/// assert_eq!(spelled.name.as_deref(), Some("payments"));
+/// assert_eq!(spelled.settings.window, Window::Time(Duration::from_secs(30)));
+/// assert_eq!(spelled.settings.timeout, None);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spelled {
+    /// The `name`, when given.
+    pub name: Option<String>,
+    /// Every other option; not yet checked against each other ([`Settings::check`]).
+    pub settings: Settings,
+}
+
+/// A value as a file may write it: text, or a whole number.
+enum Value {
+    Text(String),
+    Number(u64),
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ValueVisitor;
+        impl Visitor<'_> for ValueVisitor {
+            type Value = Value;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string such as \"50%\" or \"30s\", or a whole number")
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Value, E> {
+                Ok(Value::Text(text.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Value, E> {
+                Ok(Value::Number(n))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Value, E> {
+                u64::try_from(n)
+                    .map(Value::Number)
+                    .map_err(|_| E::custom(format!("{n} is negative")))
+            }
+        }
+        deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
+impl Value {
+    fn text<E: de::Error>(self, key: &str) -> Result<String, E> {
+        match self {
+            Value::Text(text) => Ok(text),
+            Value::Number(n) => Err(E::custom(format!(
+                "invalid `{key}`: write it as a string, as the attribute does, not {n}"
+            ))),
+        }
+    }
+
+    fn number<E: de::Error>(self, key: &str) -> Result<u64, E> {
+        match self {
+            Value::Number(n) => Ok(n),
+            Value::Text(text) => text
+                .trim()
+                .parse()
+                .map_err(|_| E::custom(format!("invalid `{key}`: `{text}` is not a whole number"))),
+        }
+    }
+
+    fn read<T, E: de::Error>(
+        self,
+        key: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, E> {
+        let text = self.text(key)?;
+        parse(&text).map_err(|message| E::custom(format!("invalid `{key}`: {message}")))
+    }
+}
+
+impl<'de> Deserialize<'de> for Spelled {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(SpelledVisitor)
+    }
+}
+
+struct SpelledVisitor;
+
+impl<'de> Visitor<'de> for SpelledVisitor {
+    type Value = Spelled;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of circuit breaker options, such as { threshold = \"50%\" }")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Spelled, A::Error> {
+        let mut name = None;
+        let mut s = Settings::DEFAULT;
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Some(canonical) = canonical(&key) else {
+                return Err(de::Error::custom(unknown(&key)));
+            };
+            if seen.contains(&canonical) {
+                return Err(de::Error::custom(format!(
+                    "`{key}` sets `{canonical}`, which is given more than once; keep one"
+                )));
+            }
+            seen.push(canonical);
+            let value: Value = map.next_value()?;
+            match key.as_str() {
+                "name" => name = Some(value.text("name")?),
+                "threshold" => s.threshold = value.read(&key, grammar::percentage)?,
+                "slow_threshold" => {
+                    s.slow_threshold = Some(value.read(&key, grammar::percentage)?);
+                }
+                "window" => {
+                    s.window = match value {
+                        Value::Number(n) => grammar::count_window(n)
+                            .map_err(|m| de::Error::custom(format!("invalid `window`: {m}")))?,
+                        text => text.read(&key, grammar::window)?,
+                    }
+                }
+                "min_calls" => s.min_calls = Some(bounded(&key, value.number(&key)?)?),
+                "probes" => s.probes = bounded(&key, value.number(&key)?)?,
+                "timeout" => s.timeout = value.read(&key, grammar::timeout)?,
+                "timeout_ms" => {
+                    s.timeout = match value.number(&key)? {
+                        0 => {
+                            return Err(de::Error::custom(
+                                "invalid `timeout_ms`: it must be at least 1; for no timeout write `timeout = \"off\"`",
+                            ));
+                        }
+                        ms => Some(Duration::from_millis(ms)),
+                    }
+                }
+                "break_duration" => {
+                    s.break_duration = value.read(&key, grammar::nonzero_duration)?;
+                }
+                "max_break_duration" => {
+                    s.max_break_duration = Some(value.read(&key, grammar::nonzero_duration)?);
+                }
+                "slow_call" => s.slow_call = Some(value.read(&key, grammar::nonzero_duration)?),
+                _ => {
+                    return Err(de::Error::custom(format!(
+                        "`{key}` names code, so it can only be given in the attribute, not in a configuration"
+                    )));
+                }
+            }
+        }
+        Ok(Spelled { name, settings: s })
+    }
+}
+
+/// The option a key sets (`timeout_ms` and `timeout` set one), or `None` for an unknown key.
+fn canonical(key: &str) -> Option<&'static str> {
+    let keys = OPTIONS.iter().flat_map(|(keys, _)| keys.iter().copied());
+    keys.into_iter()
+        .find(|k| *k == key)
+        .map(|k| if k == "timeout_ms" { "timeout" } else { k })
+}
+
+fn unknown(key: &str) -> String {
+    let known: Vec<String> = OPTIONS
+        .iter()
+        .flat_map(|(keys, _)| keys.iter())
+        .map(|key| format!("`{key}`"))
+        .collect();
+    format!(
+        "unknown option `{key}`; the options are {}",
+        known.join(", ")
+    )
+}
+
+fn bounded<E: de::Error>(key: &str, n: u64) -> Result<u32, E> {
+    u32::try_from(n).map_err(|_| E::custom(format!("invalid `{key}`: {n} is too large")))
+}
+
+impl Serialize for Rate {
+    /// As a percentage.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.percent())
+    }
+}
+
+impl Serialize for Window {
+    /// `{"calls": n}` or `{"ms": d}`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Window", 1)?;
+        match self {
+            Window::Count(n) => s.serialize_field("calls", n)?,
+            Window::Time(d) => {
+                let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+                s.serialize_field("ms", &ms)?
+            }
+        }
+        s.end()
+    }
+}
