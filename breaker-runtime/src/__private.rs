@@ -5,13 +5,18 @@ pub use std::time::Duration;
 
 pub use linkme;
 
-pub use crate::registry::{DECLARATIONS, Declaration, Handle};
-pub use crate::{BreakerError, Config, IsFailure, Location, Name, Rate, Settings, Verdict, Window};
+pub use crate::base::name::Name;
+pub use crate::core::config::{Config, Rate, Settings, Window};
+pub use crate::outcome::classify::{IsFailure, Verdict};
+pub use crate::outcome::error::BreakerError;
+pub use crate::registry::declaration::Location;
+pub use crate::registry::declaration::{DECLARATIONS, Declaration};
+pub use crate::registry::handle::Handle;
 
 /// The breaker's reading of an instant, in nanoseconds: lets a reference model in the tests
 /// place outcomes in the same time-window buckets as the breaker.
 pub fn clock_nanos(instant: tokio::time::Instant) -> u64 {
-    crate::clock::to_nanos(instant)
+    crate::base::clock::to_nanos(instant)
 }
 
 /// The verdict for a guarded fn's return value, through its `IsFailure` impl.

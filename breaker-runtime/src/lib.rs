@@ -109,58 +109,48 @@
 // On docs.rs every feature is documented, each gated item marked with the feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod breaker;
-mod call;
-mod classify;
-mod clock;
-mod config;
-mod erased;
-mod error;
-mod events;
-#[cfg(any(feature = "tonic", all(feature = "tower", feature = "http")))]
-mod grpc;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "metrics")]
-pub mod metrics;
-mod name;
-mod observe;
-mod opening;
-mod permit;
-mod probes;
+mod adapters;
+mod base;
+mod core;
+mod outcome;
 mod registry;
-#[cfg(feature = "serde")]
-mod serialize;
-mod state;
-mod sync;
 #[cfg(feature = "test-util")]
 pub mod testing;
-#[cfg(feature = "tonic")]
-pub mod tonic;
-#[cfg(feature = "tower")]
-pub mod tower;
-mod window;
 
 #[cfg(all(test, breaker_loom))]
 mod loom_tests;
 
-pub use breaker::{Breaker, Snapshot};
-pub use call::{ByIsFailure, Call, Classify, OwnedCall};
-pub use classify::{IsFailure, Verdict};
-pub use config::{
+#[cfg(feature = "metrics")]
+#[doc(inline)]
+pub use adapters::metrics;
+#[cfg(feature = "tonic")]
+#[doc(inline)]
+pub use adapters::tonic;
+#[cfg(feature = "tower")]
+#[doc(inline)]
+pub use adapters::tower;
+pub use base::name::Name;
+pub use core::breaker::Breaker;
+#[allow(deprecated)]
+pub use core::breaker::observer::set_call_observer;
+pub use core::breaker::observer::{
+    CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer,
+};
+pub use core::breaker::permit::{OwnedPermit, Permit};
+pub use core::breaker::snapshot::Snapshot;
+pub use core::call::{ByIsFailure, Call, Classify, OwnedCall};
+pub use core::config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES,
     MIN_TIME_WINDOW, Rate, Settings, Window,
 };
-pub use error::{BreakerError, ProbeTime};
-pub use events::{Subscription, Transition};
-pub use name::Name;
-#[allow(deprecated)]
-pub use observe::set_call_observer;
-pub use observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer};
-pub use opening::{OpenReason, Opening};
-pub use permit::{OwnedPermit, Permit};
-pub use registry::{Conflict, Location, NameClash, Registry, RegistryError, registry};
-pub use state::State;
+pub use core::events::{Subscription, Transition};
+pub use core::opening::{OpenReason, Opening};
+pub use core::state::State;
+pub use outcome::classify::{IsFailure, Verdict};
+pub use outcome::error::{BreakerError, ProbeTime};
+pub use registry::conflict::{Conflict, NameClash, RegistryError};
+pub use registry::declaration::Location;
+pub use registry::{Registry, registry};
 
 /// Derives [`IsFailure`](trait@IsFailure) for an error enum or struct.
 ///

@@ -6,7 +6,7 @@
 //! One test at a time: the model clock is a process-wide static, and loom's search only ends if
 //! every run of a model sees the same values.
 
-use crate::sync::Ordering;
+use crate::base::sync::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,13 +14,16 @@ use std::time::Duration;
 use loom::sync::atomic::AtomicUsize;
 use loom::thread;
 
-use crate::permit::Kind;
-use crate::{Breaker, Config, ConfigBuilder, Ending, State};
+use crate::core::breaker::Breaker;
+use crate::core::breaker::observer::Ending;
+use crate::core::breaker::permit::Kind;
+use crate::core::config::{Config, ConfigBuilder};
+use crate::core::state::State;
 
 const MS: u64 = 1_000_000;
 
 fn breaker(builder: ConfigBuilder) -> Arc<Breaker> {
-    crate::clock::MODEL_NOW.store(0, Ordering::SeqCst);
+    crate::base::clock::MODEL_NOW.store(0, Ordering::SeqCst);
     Arc::new(Breaker::new(builder.no_timeout().build().expect("valid")))
 }
 
@@ -39,7 +42,7 @@ fn tripped_with_break_over(probes: u32) -> Arc<Breaker> {
     );
     record(&b, 0, Ending::Failure);
     assert_eq!(b.state(), State::Open);
-    crate::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
+    crate::base::clock::MODEL_NOW.store(MS, Ordering::SeqCst);
     b
 }
 
@@ -226,7 +229,7 @@ fn a_probe_admitted_as_its_period_ends_holds_nothing_of_the_next() {
         first.failure();
         late.join().expect("no model thread panics");
         assert_eq!(b.state(), State::Open);
-        crate::clock::MODEL_NOW.store(2 * MS, Ordering::SeqCst);
+        crate::base::clock::MODEL_NOW.store(2 * MS, Ordering::SeqCst);
         let next = b.try_acquire().expect("the next period's first probe");
         assert!(next.is_probe());
         assert_eq!(b.snapshot().probes_in_flight, 1, "only the new probe");
@@ -252,13 +255,13 @@ fn a_probe_admitted_as_its_period_ends_and_finished_in_the_next_decides_nothing(
             let b = tripped_with_break_over(1);
             let first = b.try_acquire().expect("the first probe");
             // The first probe has run for the break: its slot is free for another probe.
-            crate::clock::MODEL_NOW.store(2 * MS, Ordering::SeqCst);
+            crate::base::clock::MODEL_NOW.store(2 * MS, Ordering::SeqCst);
             let b2 = Arc::clone(&b);
             let late = thread::spawn(move || b2.try_acquire_owned().ok());
             first.failure();
             let late = late.join().expect("no model thread panics");
             assert_eq!(b.state(), State::Open);
-            crate::clock::MODEL_NOW.store(3 * MS, Ordering::SeqCst);
+            crate::base::clock::MODEL_NOW.store(3 * MS, Ordering::SeqCst);
             let next = b.try_acquire().expect("the next period's first probe");
             assert!(next.is_probe());
             if let Some(late) = late {

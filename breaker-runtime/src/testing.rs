@@ -33,41 +33,20 @@
 //! processes are short). With the feature off none of this exists, and a guarded call costs
 //! exactly what it costs without it.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Mutex, PoisonError};
 
-use crate::breaker::Breaker;
-use crate::registry::{Declaration, registry};
-
-tokio::task_local! {
-    static SCOPE: Scope;
-}
-
-/// The breakers of one scope, by declaration.
-#[derive(Default)]
-struct Scope {
-    breakers: Mutex<HashMap<usize, &'static Breaker>>,
-}
+use crate::core::breaker::Breaker;
+use crate::registry::{registry, scope};
 
 /// Runs `future` with breakers of its own: every `#[circuit_breaker]` function it calls (on
 /// this task) gets a fresh breaker, closed and empty, with the function's name and options.
 pub async fn isolated<F: Future>(future: F) -> F::Output {
-    SCOPE.scope(Scope::default(), future).await
+    scope::enter(future).await
 }
 
 /// The current scope's breaker named `name`, once a call in the scope made it.
 pub fn breaker(name: &str) -> Option<&'static Breaker> {
-    SCOPE
-        .try_with(|scope| {
-            let breakers = scope
-                .breakers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            breakers.values().copied().find(|b| b.name() == name)
-        })
-        .ok()
-        .flatten()
+    scope::find(name)
 }
 
 /// Closes every breaker in the registry with an empty window: a clean slate between tests
@@ -76,30 +55,4 @@ pub fn reset_all() {
     for breaker in registry().breakers() {
         breaker.reset();
     }
-}
-
-/// The scope's breaker for `declaration`, if the caller runs inside [`isolated`].
-pub(crate) fn scoped(declaration: &'static Declaration) -> Option<&'static Breaker> {
-    SCOPE
-        .try_with(|scope| {
-            let key = std::ptr::from_ref(declaration) as usize;
-            let mut breakers = scope
-                .breakers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if let Some(breaker) = breakers.get(&key) {
-                return *breaker;
-            }
-            // The process-wide breaker's name and options; declarations that share a name
-            // share one breaker in a scope too, as they do outside it.
-            let shared = registry().declared(declaration);
-            let breaker = breakers
-                .values()
-                .copied()
-                .find(|b| b.name() == shared.name())
-                .unwrap_or_else(|| Box::leak(Box::new(Breaker::new(shared.config().clone()))));
-            breakers.insert(key, breaker);
-            breaker
-        })
-        .ok()
 }

@@ -1,7 +1,7 @@
 //! What a gRPC status code says about the server: one table for tonic's `Status` (feature
 //! `tonic`) and for the tower layer's gRPC classifier (features `tower` and `http`).
 
-use crate::classify::Verdict;
+use crate::outcome::classify::Verdict;
 
 /// `CANCELLED`: the caller gave up, which says nothing about the server.
 const CANCELLED: i32 = 1;

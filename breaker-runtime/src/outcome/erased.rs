@@ -25,8 +25,8 @@
 use std::error::Error;
 use std::io;
 
-use crate::classify::{IsFailure, Verdict};
-use crate::error::BreakerError;
+use crate::outcome::classify::{IsFailure, Verdict};
+use crate::outcome::error::BreakerError;
 
 /// The verdict of the first error of a known type in `error`'s chain, `error` itself first.
 fn verdict(error: &(dyn Error + 'static)) -> Verdict {
@@ -90,6 +90,33 @@ erased!(
 /// assert!(!missing.is_failure(), "the context is not a known type; its source is");
 /// assert!(anyhow::anyhow!("unexpected reply").is_failure());
 /// ```
+/// `NotFound`, `PermissionDenied`, `InvalidInput` and `InvalidData` are answers; every other kind,
+/// time-outs and connection errors among them, is a failure. An `io::Error` that carries a
+/// [`BreakerError`] (a nested breaker's answer) is classified as that error is.
+impl IsFailure for io::Error {
+    fn is_failure(&self) -> bool {
+        if let Some(inner) = self
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<BreakerError>())
+        {
+            return inner.is_failure();
+        }
+        !matches!(
+            self.kind(),
+            io::ErrorKind::NotFound
+                | io::ErrorKind::PermissionDenied
+                | io::ErrorKind::InvalidInput
+                | io::ErrorKind::InvalidData
+        )
+    }
+
+    fn is_ignored(&self) -> bool {
+        self.get_ref()
+            .and_then(|e| e.downcast_ref::<BreakerError>())
+            .is_some_and(BreakerError::is_ignored)
+    }
+}
+
 #[cfg(feature = "anyhow")]
 impl IsFailure for anyhow::Error {
     fn is_failure(&self) -> bool {

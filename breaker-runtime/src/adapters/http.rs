@@ -18,7 +18,7 @@
 //! assert_eq!(Verdict::of_result(&answered), Verdict::Failure);
 //! ```
 
-use crate::IsFailure;
+use crate::outcome::classify::IsFailure;
 
 impl IsFailure for http::StatusCode {
     fn is_failure(&self) -> bool {

@@ -6,12 +6,13 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, Weak};
+use std::sync::{Arc, LazyLock, PoisonError, RwLock, Weak};
 
 use tokio::time::Instant;
 
-use crate::window::Tally;
-use crate::{Name, State};
+use crate::base::name::Name;
+use crate::core::state::State;
+use crate::core::window::Tally;
 
 /// One change of a breaker's state.
 ///
@@ -159,6 +160,16 @@ impl Drop for Subscription {
             listeners.unsubscribe(self.id);
         }
     }
+}
+
+/// Listeners of every registered breaker's transitions, subscribed through
+/// [`Registry::on_transition`](crate::Registry::on_transition): kept here, beside the breaker
+/// that announces to them, so the registry subscribes and the breaker never calls up into it.
+static EVERY_REGISTERED: LazyLock<Arc<Listeners>> = LazyLock::new(Arc::default);
+
+/// The listeners of every registered breaker's transitions.
+pub(crate) fn every_registered() -> &'static Arc<Listeners> {
+    &EVERY_REGISTERED
 }
 
 /// The `tracing` event for a transition: a warning when calls start being turned away, info

@@ -14,8 +14,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::observe::{CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer};
-use crate::{Breaker, State, Transition, registry};
+use crate::core::breaker::Breaker;
+use crate::core::breaker::observer::{
+    CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer,
+};
+use crate::core::events::Transition;
+use crate::core::state::State;
+use crate::registry::registry;
 
 /// Starts recording: adds a call observer (beside any others the process has) and subscribes
 /// to every registered breaker's transitions. Install a `metrics` recorder first. A second call

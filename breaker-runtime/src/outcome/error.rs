@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::Name;
-use crate::clock::{self, Nanos};
+use crate::base::clock::{self, Nanos};
+use crate::base::name::Name;
+use crate::outcome::classify::IsFailure;
 
 /// The breaker answered instead of the dependency: the circuit was open, every half-open probe
 /// slot was taken, or the call ran past its timeout.
@@ -213,6 +214,17 @@ impl From<BreakerError> for std::io::Error {
             std::io::ErrorKind::Other
         };
         std::io::Error::new(kind, error)
+    }
+}
+
+/// A timeout is a failure; a rejection by a nested breaker is ignored, since nothing was called.
+impl IsFailure for BreakerError {
+    fn is_failure(&self) -> bool {
+        self.is_timeout()
+    }
+
+    fn is_ignored(&self) -> bool {
+        self.is_rejection()
     }
 }
 

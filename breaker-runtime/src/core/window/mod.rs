@@ -11,8 +11,8 @@ mod time;
 pub(crate) use count::CountWindow;
 pub(crate) use time::TimeWindow;
 
-use crate::clock::Nanos;
-use crate::config::Window as WindowConfig;
+use crate::base::clock::Nanos;
+use crate::core::config::Window as WindowConfig;
 
 /// What a recorded call ended in, as far as the window cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

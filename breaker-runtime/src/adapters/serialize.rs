@@ -22,7 +22,10 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use tokio::time::Instant;
 
-use crate::{Config, Opening, Snapshot, State};
+use crate::core::breaker::snapshot::Snapshot;
+use crate::core::config::Config;
+use crate::core::opening::Opening;
+use crate::core::state::State;
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)

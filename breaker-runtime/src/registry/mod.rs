@@ -5,146 +5,20 @@
 //! Breakers built by hand join with [`Registry::register`].
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, RwLock};
 
-use crate::events::{Listeners, Subscription, Transition};
-use crate::{Breaker, Config, Name, Snapshot};
+use crate::base::name::Name;
+use crate::core::breaker::Breaker;
+use crate::core::breaker::snapshot::Snapshot;
+use crate::core::events::{self, Subscription, Transition};
+use crate::registry::conflict::{Conflict, NameClash, RegistryError, announced};
+use crate::registry::declaration::{DECLARATIONS, Declaration, Location};
 
-/// Where a breaker was declared.
-///
-/// ```
-/// use breaker_runtime::{circuit_breaker, registry, BreakerError};
-///
-/// #[circuit_breaker(name = "located")]
-/// async fn located() -> Result<(), BreakerError> {
-///     Ok(())
-/// }
-///
-/// let at = registry().declared_at("located");
-/// assert_eq!(at.len(), 1);
-/// assert!(at[0].line > 0);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Location {
-    /// The source file.
-    pub file: &'static str,
-    /// The line of the function.
-    pub line: u32,
-    /// The column of the function.
-    pub column: u32,
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
-    }
-}
-
-/// One `#[circuit_breaker]` function, as the attribute declares it.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct Declaration {
-    /// The `name = "..."` option, if given: declarations sharing it share one breaker.
-    pub name: Option<&'static str>,
-    /// `module_path!()::fn_name`, made unique by the registry where two would collide.
-    pub default_name: &'static str,
-    /// The configuration, validated by the attribute at compile time.
-    pub config: Config,
-    /// Where the function is.
-    pub location: Location,
-}
-
-/// Every declaration in the program, gathered by the linker.
-#[doc(hidden)]
-#[linkme::distributed_slice]
-pub static DECLARATIONS: [Declaration];
-
-/// Two or more declarations of one breaker `name` with different options. The breaker runs with
-/// the options of the first declaration (by file, line and column); the others are reported
-/// here and in a `tracing` warning rather than silently merged.
-///
-/// ```
-/// use breaker_runtime::{circuit_breaker, registry, BreakerError};
-///
-/// #[circuit_breaker(name = "shared-db", threshold = "50%")]
-/// async fn read() -> Result<(), BreakerError> { Ok(()) }
-///
-/// #[circuit_breaker(name = "shared-db", threshold = "10%")]
-/// async fn write() -> Result<(), BreakerError> { Ok(()) }
-///
-/// let conflict = registry().conflicts().iter().find(|c| c.name == "shared-db").unwrap();
-/// assert_eq!(conflict.kept.1.threshold().percent(), 50.0);
-/// assert_eq!(conflict.differing[0].1.threshold().percent(), 10.0);
-/// ```
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Conflict {
-    /// The shared name.
-    pub name: Name,
-    /// The declaration whose options the breaker uses.
-    pub kept: (Location, Config),
-    /// The declarations whose options differ from it.
-    pub differing: Vec<(Location, Config)>,
-}
-
-/// Why a breaker could not be registered.
-///
-/// ```
-/// use std::sync::Arc;
-/// use breaker_runtime::{registry, Breaker, Config, RegistryError};
-///
-/// let build = || Arc::new(Breaker::new(Config::builder().name("twice").build().unwrap()));
-/// registry().register(build()).unwrap();
-/// assert!(matches!(registry().register(build()), Err(RegistryError::NameTaken(_))));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// Another breaker already has the name.
-    #[error("a circuit breaker named `{0}` is already registered")]
-    NameTaken(Name),
-}
-
-/// A breaker that asked for a name another breaker held, and was listed under a name made
-/// unique instead, so that it still shows in the registry and the metrics (a tower layer whose
-/// breaker names collide with another's, say).
-///
-/// ```
-/// # #[cfg(feature = "tower")] {
-/// use breaker_runtime::{registry, Config};
-/// use breaker_runtime::tower::CircuitBreakerLayer;
-/// use tower::Layer;
-///
-/// let config = Config::builder().name("clash-demo").build().unwrap();
-/// let echo = || tower::service_fn(|n: u32| async move { Ok::<_, ()>(n) });
-/// let _first = CircuitBreakerLayer::<u32>::new(config.clone()).layer(echo());
-/// let _second = CircuitBreakerLayer::<u32>::new(config).layer(echo());
-/// let clash = registry().clashes().into_iter().find(|c| c.wanted == "clash-demo").unwrap();
-/// assert_eq!(clash.given, "clash-demo#2");
-/// assert!(registry().get("clash-demo#2").is_some());
-/// # }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct NameClash {
-    /// The name the breaker asked for.
-    pub wanted: Name,
-    /// The name it is listed under.
-    pub given: Name,
-    /// Where the breaker was declared, or where its owner (a tower layer) was built.
-    pub at: Location,
-}
-
-impl fmt::Display for NameClash {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "circuit breaker `{}` (from {}) is listed as `{}`: another breaker has the name",
-            self.wanted, self.at, self.given
-        )
-    }
-}
+pub(crate) mod conflict;
+pub(crate) mod declaration;
+pub(crate) mod handle;
+#[cfg(feature = "test-util")]
+pub(crate) mod scope;
 
 struct Entry {
     breaker: Arc<Breaker>,
@@ -172,7 +46,6 @@ pub struct Registry {
 }
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::from_declarations(&DECLARATIONS));
-static LISTENERS: LazyLock<Arc<Listeners>> = LazyLock::new(Arc::default);
 
 /// The program's registry of breakers.
 ///
@@ -192,15 +65,6 @@ static LISTENERS: LazyLock<Arc<Listeners>> = LazyLock::new(Arc::default);
 /// ```
 pub fn registry() -> &'static Registry {
     &REGISTRY
-}
-
-pub(crate) fn deliver(transition: &Transition) {
-    LISTENERS.deliver(transition);
-}
-
-/// Whether anything listens to every registered breaker's transitions.
-pub(crate) fn listening() -> bool {
-    !LISTENERS.is_empty()
 }
 
 impl Registry {
@@ -338,7 +202,11 @@ impl Registry {
     /// A new breaker for `config`, registered under its name, or under the name made unique
     /// (`name#2`, …) and reported as a [`NameClash`] if another breaker holds it.
     #[cfg(feature = "tower")]
-    pub(crate) fn register_renaming(&self, config: Config, at: Location) -> Arc<Breaker> {
+    pub(crate) fn register_renaming(
+        &self,
+        config: crate::core::config::Config,
+        at: Location,
+    ) -> Arc<Breaker> {
         let mut entries = self.entries.write().unwrap_or_else(PoisonError::into_inner);
         let wanted = config.name().clone();
         let given = unique_name(wanted.clone(), &entries);
@@ -411,7 +279,7 @@ impl Registry {
         &self,
         listener: impl Fn(&Transition) + Send + Sync + 'static,
     ) -> Subscription {
-        LISTENERS.subscribe(listener)
+        events::every_registered().subscribe(listener)
     }
 
     pub(crate) fn declared(&self, declaration: &'static Declaration) -> Arc<Breaker> {
@@ -444,17 +312,6 @@ impl Registry {
     }
 }
 
-/// A clash, once told to the logs: a renamed breaker renames its metrics and dashboards too.
-fn announced(clash: NameClash) -> NameClash {
-    tracing::warn!(
-        breaker = %clash.wanted,
-        listed_as = %clash.given,
-        at = %clash.at,
-        "circuit breaker name taken by another breaker; listed under a unique name (give it a `name`, or for a method put #[circuit_breaker] on its impl block)"
-    );
-    clash
-}
-
 /// `base`, or `base#2`, `base#3`… if taken.
 fn unique_name(base: Name, entries: &[Entry]) -> Name {
     let taken = |candidate: &str| entries.iter().any(|e| e.breaker.name() == candidate);
@@ -467,39 +324,10 @@ fn unique_name(base: Name, entries: &[Entry]) -> Name {
         .map_or(base, Name::from)
 }
 
-/// The breaker of one `#[circuit_breaker]` function, looked up in the registry on first use and
-/// then read with one atomic load.
-#[doc(hidden)]
-pub struct Handle {
-    declaration: &'static Declaration,
-    breaker: OnceLock<Arc<Breaker>>,
-}
-
-impl Handle {
-    #[doc(hidden)]
-    pub const fn new(declaration: &'static Declaration) -> Handle {
-        Handle {
-            declaration,
-            breaker: OnceLock::new(),
-        }
-    }
-
-    #[doc(hidden)]
-    #[inline]
-    pub fn get(&'static self) -> &'static Breaker {
-        // Only with `test-util`: a test's own breaker, inside `testing::isolated`.
-        #[cfg(feature = "test-util")]
-        if let Some(breaker) = crate::testing::scoped(self.declaration) {
-            return breaker;
-        }
-        self.breaker
-            .get_or_init(|| registry().declared(self.declaration))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::config::Config;
 
     fn declaration(
         name: Option<&'static str>,

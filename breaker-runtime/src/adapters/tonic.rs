@@ -25,9 +25,9 @@
 
 use tonic::Status;
 
-use crate::classify::{IsFailure, Verdict};
-use crate::error::BreakerError;
-use crate::grpc;
+use crate::adapters::grpc;
+use crate::outcome::classify::{IsFailure, Verdict};
+use crate::outcome::error::BreakerError;
 
 /// The metadata key set on a `Status` made from a [`BreakerError`]: `rejected` or `timeout`.
 pub const LOCAL_MARK: &str = "x-circuit-breaker";
@@ -101,12 +101,12 @@ impl From<BreakerError> for Status {
 /// let client = OrdersClient::new(guarded);
 /// ```
 #[cfg(feature = "tower")]
-impl<E> From<crate::tower::CircuitBreakerError<E>> for Status
+impl<E> From<crate::adapters::tower::CircuitBreakerError<E>> for Status
 where
     E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
 {
-    fn from(error: crate::tower::CircuitBreakerError<E>) -> Self {
-        use crate::tower::CircuitBreakerError;
+    fn from(error: crate::adapters::tower::CircuitBreakerError<E>) -> Self {
+        use crate::adapters::tower::CircuitBreakerError;
         match error {
             CircuitBreakerError::Rejected(e) | CircuitBreakerError::Timeout(e) => Status::from(e),
             CircuitBreakerError::Inner(e) => Status::from_error(e.into()),

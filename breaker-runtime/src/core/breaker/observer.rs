@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::breaker::Breaker;
+use crate::core::breaker::Breaker;
 
 /// What happened to one call through a breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ pub use breaker_options::{
     Settings, Window,
 };
 
-use crate::Name;
+use crate::base::name::Name;
 
 /// A breaker's validated configuration. Build one with [`Config::builder`]; the defaults are
 /// those of the `#[circuit_breaker]` attribute.

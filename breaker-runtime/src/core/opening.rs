@@ -5,9 +5,10 @@ use std::fmt;
 
 use tokio::time::Instant;
 
-use crate::clock::{self, Nanos};
-use crate::window::Tally;
-use crate::{Config, State};
+use crate::base::clock::{self, Nanos};
+use crate::core::config::Config;
+use crate::core::state::State;
+use crate::core::window::Tally;
 
 /// What opened the circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

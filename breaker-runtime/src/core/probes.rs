@@ -14,8 +14,8 @@
 //! slot is taken from a probe that still holds it only once that probe has held it for the break
 //! (which is never zero), and a slot of the same period is otherwise only retaken once freed.
 
-use crate::clock::Nanos;
-use crate::sync::{AtomicU64, Ordering};
+use crate::base::clock::Nanos;
+use crate::base::sync::{AtomicU64, Ordering};
 
 pub(crate) struct Probes {
     slots: Box<[AtomicU64]>,
@@ -41,7 +41,7 @@ const FREE: u64 = 0;
 /// future" is a probe that has just started.
 const SKEW: Nanos = 1_000_000_000;
 
-const _: () = assert!(crate::config::MAX_PROBES <= 1 << (64 - TIME_BITS));
+const _: () = assert!(crate::core::config::MAX_PROBES <= 1 << (64 - TIME_BITS));
 
 impl ProbeId {
     fn new(index: usize, now: Nanos) -> ProbeId {

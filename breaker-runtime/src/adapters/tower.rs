@@ -78,13 +78,14 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::breaker::Breaker;
-use crate::call::{Classify, OwnedCall};
-use crate::classify::Verdict;
-use crate::config::Config;
-use crate::error::BreakerError;
-use crate::name::Name;
-use crate::registry::{Location, registry};
+use crate::base::name::Name;
+use crate::core::breaker::Breaker;
+use crate::core::call::{Classify, OwnedCall};
+use crate::core::config::Config;
+use crate::outcome::classify::Verdict;
+use crate::outcome::error::BreakerError;
+use crate::registry::declaration::Location;
+use crate::registry::registry;
 
 /// How many breakers a layer keeps by default, the overflow breaker included.
 pub const DEFAULT_MAX_KEYS: usize = 1_024;
@@ -202,7 +203,7 @@ impl<B, E> ResponseClassifier<http::Response<B>, E> for GrpcClassifier {
             .get("grpc-status")
             .and_then(|code| code.to_str().ok())
             .and_then(|code| code.trim().parse::<i32>().ok());
-        code.map_or(Verdict::Success, crate::grpc::verdict)
+        code.map_or(Verdict::Success, crate::adapters::grpc::verdict)
     }
 }
 

@@ -14,12 +14,12 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Sleep, sleep_until};
 
-use crate::breaker::Breaker;
-use crate::classify::{IsFailure, Verdict};
-use crate::clock::{self, Nanos, duration_nanos};
-use crate::error::BreakerError;
-use crate::observe::Ending;
-use crate::permit::{Admitted, OwnedPermit, Permit};
+use crate::base::clock::{self, Nanos, duration_nanos};
+use crate::core::breaker::Breaker;
+use crate::core::breaker::observer::Ending;
+use crate::core::breaker::permit::{Admitted, OwnedPermit, Permit};
+use crate::outcome::classify::{IsFailure, Verdict};
+use crate::outcome::error::BreakerError;
 
 impl Breaker {
     /// Runs `body` through the breaker: rejected at once while the circuit is open, cancelled

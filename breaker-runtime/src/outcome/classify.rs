@@ -1,9 +1,6 @@
 //! Whether a call's result counts against the dependency.
 
-use std::io;
 use std::sync::Arc;
-
-use crate::BreakerError;
 
 /// Tells the breaker whether a value returned by a guarded call means the dependency is unwell.
 ///
@@ -107,44 +104,6 @@ impl<T, E: IsFailure> IsFailure for Result<T, E> {
 
     fn is_ignored(&self) -> bool {
         self.as_ref().err().is_some_and(E::is_ignored)
-    }
-}
-
-/// `NotFound`, `PermissionDenied`, `InvalidInput` and `InvalidData` are answers; every other kind,
-/// time-outs and connection errors among them, is a failure. An `io::Error` that carries a
-/// [`BreakerError`] (a nested breaker's answer) is classified as that error is.
-impl IsFailure for io::Error {
-    fn is_failure(&self) -> bool {
-        if let Some(inner) = self
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<BreakerError>())
-        {
-            return inner.is_failure();
-        }
-        !matches!(
-            self.kind(),
-            io::ErrorKind::NotFound
-                | io::ErrorKind::PermissionDenied
-                | io::ErrorKind::InvalidInput
-                | io::ErrorKind::InvalidData
-        )
-    }
-
-    fn is_ignored(&self) -> bool {
-        self.get_ref()
-            .and_then(|e| e.downcast_ref::<BreakerError>())
-            .is_some_and(BreakerError::is_ignored)
-    }
-}
-
-/// A timeout is a failure; a rejection by a nested breaker is ignored, since nothing was called.
-impl IsFailure for BreakerError {
-    fn is_failure(&self) -> bool {
-        self.is_timeout()
-    }
-
-    fn is_ignored(&self) -> bool {
-        self.is_rejection()
     }
 }
 

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use super::{Outcome, Tally};
-use crate::clock::{Nanos, duration_nanos};
-use crate::sync::{AtomicU128, Ordering};
+use crate::base::clock::{Nanos, duration_nanos};
+use crate::base::sync::{AtomicU128, Ordering};
 
 /// Ten full buckets behind the one being filled.
 const BUCKETS: u64 = 11;

@@ -22,7 +22,7 @@
 //! a healthy dependency costs one atomic load per call.
 
 use super::{Outcome, Tally};
-use crate::sync::{AtomicU64, Ordering};
+use crate::base::sync::{AtomicU64, Ordering};
 
 /// Generation bits kept in the tally word: a recorder stalled across 4 million transitions could
 /// be mistaken for a current one, which no real call outlives.
@@ -46,7 +46,7 @@ const _: () = assert!(2 * SLOTS_PER_WORD as u32 + GEN_BITS <= 64);
 
 // Real counts stay below 10 000; a transient negative count reads as 16 384 minus the number of
 // recorders in flight, so thousands of them can be mid-record before the two could meet.
-const _: () = assert!((crate::config::MAX_COUNT_WINDOW as u64) + 4096 < FIELD_MASK);
+const _: () = assert!((crate::core::config::MAX_COUNT_WINDOW as u64) + 4096 < FIELD_MASK);
 
 pub(crate) struct CountWindow {
     size: u32,

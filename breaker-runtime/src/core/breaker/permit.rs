@@ -5,11 +5,11 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::breaker::Breaker;
-use crate::classify::{IsFailure, Verdict};
-use crate::clock::Nanos;
-use crate::observe::Ending;
-use crate::probes::ProbeId;
+use crate::base::clock::Nanos;
+use crate::core::breaker::Breaker;
+use crate::core::breaker::kind::Kind;
+use crate::core::breaker::observer::Ending;
+use crate::outcome::classify::{IsFailure, Verdict};
 
 /// Leave from a [`Breaker`] to make one call; give it the call's outcome when the call ends.
 ///
@@ -56,19 +56,6 @@ pub struct Permit<'a> {
 #[must_use = "a permit records nothing until given the call's outcome"]
 pub struct OwnedPermit {
     held: Held<Arc<Breaker>>,
-}
-
-/// What a permit was admitted as.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Kind {
-    /// A call through the closed circuit of this generation.
-    Closed { generation: u32 },
-    /// A half-open probe holding slot `id`.
-    Probe { generation: u32, id: ProbeId },
-    /// A call that records nothing: the breaker is disabled.
-    Unrecorded,
-    /// The outcome was given.
-    Done,
 }
 
 /// The part both permits share: the admission, and the duty to end it exactly once, whether

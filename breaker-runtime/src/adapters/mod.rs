@@ -1,0 +1,15 @@
+//! The breaker where other crates meet it, each behind its feature: tower and tonic middleware,
+//! `IsFailure` for http, reqwest and gRPC answers, the `metrics` facade, and serde.
+
+#[cfg(any(feature = "tonic", all(feature = "tower", feature = "http")))]
+pub(crate) mod grpc;
+#[cfg(feature = "http")]
+pub(crate) mod http;
+#[cfg(feature = "metrics")]
+pub mod metrics;
+#[cfg(feature = "serde")]
+pub(crate) mod serialize;
+#[cfg(feature = "tonic")]
+pub mod tonic;
+#[cfg(feature = "tower")]
+pub mod tower;

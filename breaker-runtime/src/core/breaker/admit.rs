@@ -1,0 +1,267 @@
+//! Admission: a permit for the call, or the rejection to answer with.
+
+use std::sync::Arc;
+
+use crate::base::clock::{self, Nanos};
+use crate::base::sync::Ordering;
+use crate::core::breaker::Breaker;
+use crate::core::breaker::kind::Kind;
+use crate::core::breaker::observer::{self, CallEvent};
+use crate::core::breaker::permit::{OwnedPermit, Permit};
+use crate::core::state::{State, Word};
+use crate::core::window::Tally;
+use crate::outcome::error::{BreakerError, ProbeTime};
+
+impl Breaker {
+    /// Asks to make a call: a [`Permit`] to run it, or the rejection to answer with instead.
+    ///
+    /// The permit must be given the call's outcome ([`Permit::record`]); a permit dropped
+    /// without one counts as a cancelled call and records nothing.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, Verdict};
+    ///
+    /// let breaker = Breaker::new(Config::default());
+    /// let permit = breaker.try_acquire().expect("a new breaker is closed");
+    /// permit.record(Verdict::Success);
+    /// assert_eq!(breaker.snapshot().calls, 1);
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, BreakerError> {
+        match self.admit_closed() {
+            Some(permit) => Ok(permit),
+            None => self.admit_otherwise(),
+        }
+    }
+
+    /// [`try_acquire`](Self::try_acquire) for a breaker behind an `Arc`: the permit holds the
+    /// breaker, so it can live in a `'static` future (a tower service's response future, a
+    /// spawned task). Cancel-safe like the borrowed one: dropped without an outcome, it records
+    /// nothing and frees the probe slot it held.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker_runtime::{Breaker, Config, State};
+    ///
+    /// let breaker = Arc::new(Breaker::new(Config::builder().count_window(1).build().unwrap()));
+    /// let permit = breaker.try_acquire_owned().unwrap();
+    /// std::thread::spawn(move || permit.failure()).join().unwrap();
+    /// assert_eq!(breaker.state(), State::Open);
+    /// assert!(breaker.try_acquire_owned().unwrap_err().is_rejection());
+    /// ```
+    #[inline]
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit, BreakerError> {
+        Breaker::admit_owned(Arc::clone(self))
+    }
+
+    /// [`try_acquire_owned`](Self::try_acquire_owned) for a caller that holds its own `Arc`
+    /// already: a rejection drops it, an admission moves it into the permit.
+    #[inline]
+    pub(crate) fn admit_owned(breaker: Arc<Breaker>) -> Result<OwnedPermit, BreakerError> {
+        let (kind, started) = breaker.try_acquire()?.into_parts();
+        Ok(OwnedPermit::from_parts(breaker, kind, started))
+    }
+
+    /// Admission through the closed circuit, or `None` in any other state: one load of the
+    /// state word. Kept apart from the `Result` of [`try_acquire`](Self::try_acquire) so the
+    /// permit stays in registers on the hot path instead of going through a large enum.
+    #[inline]
+    pub(crate) fn admit_closed(&self) -> Option<Permit<'_>> {
+        let word = self.word();
+        if word.state() != State::Closed {
+            return None;
+        }
+        let kind = Kind::Closed {
+            generation: word.generation(),
+        };
+        let permit = Permit::new(self, kind, self.start_clock());
+        if observer::installed() {
+            self.observe_admission(true);
+        }
+        Some(permit)
+    }
+
+    /// Admission in every state but closed (and in closed too, if it closed meanwhile). The
+    /// rejection of an open circuit far from the end of its break is answered here, inline,
+    /// because an overloaded service takes that path more than any other but the closed one.
+    #[inline]
+    pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
+        if let Some(until) = self.far_from_probe(self.word()) {
+            if observer::installed() {
+                self.observe_admission(false);
+            }
+            return Err(self.rejected_open(Some(until)));
+        }
+        self.admit_slow()
+    }
+
+    /// The open circuit's next probe time, when the coarse clock can tell it is still well
+    /// ahead; `None` when the precise clock has to decide (or the circuit is not open).
+    #[inline]
+    fn far_from_probe(&self, word: Word) -> Option<Nanos> {
+        if !word.open_on_coarse_clock() {
+            return None;
+        }
+        let until = self.open_until.load(Ordering::Acquire);
+        clock::surely_before(until).then_some(until)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn admit_slow(&self) -> Result<Permit<'_>, BreakerError> {
+        let admitted = self.try_acquire_slow(self.word());
+        if observer::installed() {
+            self.observe_admission(admitted.is_ok());
+        }
+        admitted
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn observe_admission(&self, admitted: bool) {
+        observer::notify(
+            self,
+            if admitted {
+                CallEvent::Admitted
+            } else {
+                CallEvent::Rejected
+            },
+        );
+    }
+
+    fn try_acquire_slow(&self, seen: Word) -> Result<Permit<'_>, BreakerError> {
+        let mut word = seen;
+        loop {
+            match word.state() {
+                State::Closed => {
+                    let kind = Kind::Closed {
+                        generation: word.generation(),
+                    };
+                    return Ok(Permit::new(self, kind, self.start_clock()));
+                }
+                State::Disabled => {
+                    return Ok(Permit::new(self, Kind::Unrecorded, self.start_clock()));
+                }
+                State::ForcedOpen => return Err(self.rejected_open(None)),
+                State::Open => {
+                    // A deadline far ahead was already answered by the coarse clock
+                    // (`admit_otherwise`); here the precise clock decides, so the probe comes
+                    // at the exact instant.
+                    let until = self.open_until.load(Ordering::Acquire);
+                    let now = clock::now();
+                    if now < until {
+                        return Err(self.rejected_open(Some(until)));
+                    }
+                    if let Some(admitted) = self.probe_after_break(word, now) {
+                        return admitted;
+                    }
+                }
+                State::HalfOpen => return self.admit_probe(word),
+            }
+            word = self.word();
+        }
+    }
+
+    /// The time a call starts, when slow calls are detected or an observer wants durations;
+    /// otherwise no clock is read.
+    #[inline]
+    pub(super) fn start_clock(&self) -> Option<Nanos> {
+        (self.config.slow_call_nanos() > 0 || observer::installed()).then(clock::now)
+    }
+
+    #[inline]
+    fn rejected_open(&self, until: Option<Nanos>) -> BreakerError {
+        BreakerError::Open {
+            breaker: self.name().clone(),
+            next_probe_at: until.map(ProbeTime::from_nanos),
+        }
+    }
+
+    /// The first call after the break: it moves the circuit to half-open and becomes its probe.
+    /// `None` when another task moved the state first; a rejection when racing calls hold
+    /// every slot of the half-open period they are about to announce (waiting for them would
+    /// be a spin).
+    ///
+    /// No lock: the half-open period needs nothing prepared but its run of successes (begun
+    /// here, and only ever forward) and its first probe's slot, both taken before the
+    /// compare-and-swap announces the period, so no racing call can take that slot first. Of
+    /// the calls racing here, only the one holding a slot of the new period tries the swap,
+    /// and a lost swap gives the slot back.
+    fn probe_after_break(
+        &self,
+        seen: Word,
+        now: Nanos,
+    ) -> Option<Result<Permit<'_>, BreakerError>> {
+        let mut next = seen.next(State::HalfOpen);
+        if seen.coarse_clock() {
+            next = next.with_coarse_clock();
+        }
+        let generation = next.generation();
+        self.probes.begin(generation);
+        let Some(id) = self.probes.admit(generation, now, self.give_up_after(seen)) else {
+            return Some(Err(self.half_open_full()));
+        };
+        let listeners = || {
+            self.listened()
+                .then(|| self.cold().listeners.clone())
+                .flatten()
+        };
+        let Some(announcement) = self.publish(seen, next, now, Tally::EMPTY, listeners) else {
+            self.probes.release(generation, id);
+            return None;
+        };
+        self.emit(announcement);
+        Some(Ok(Permit::new(
+            self,
+            Kind::Probe { generation, id },
+            self.start_clock(),
+        )))
+    }
+
+    /// A probe, if a slot is free. A call admitted just as its period ends holds a slot of
+    /// that period, and its outcome is recorded nowhere, like any late outcome.
+    fn admit_probe(&self, word: Word) -> Result<Permit<'_>, BreakerError> {
+        let generation = word.generation();
+        match self
+            .probes
+            .admit(generation, self.probe_clock(word), self.give_up_after(word))
+        {
+            Some(id) => {
+                let kind = Kind::Probe { generation, id };
+                Ok(Permit::new(self, kind, self.start_clock()))
+            }
+            None => Err(self.half_open_full()),
+        }
+    }
+
+    #[cold]
+    fn half_open_full(&self) -> BreakerError {
+        BreakerError::HalfOpenFull {
+            breaker: self.name().clone(),
+            probes: self.config.probes(),
+        }
+    }
+
+    /// The clock that dates the probes of a half-open period: the coarse one where the circuit
+    /// opened on a clock that runs (a few milliseconds of error cannot matter against a break),
+    /// tokio's otherwise.
+    #[inline]
+    pub(super) fn probe_clock(&self, word: Word) -> Nanos {
+        if word.coarse_clock() {
+            clock::estimate()
+        } else {
+            clock::now()
+        }
+    }
+
+    /// How long a probe may hold its slot: the break, and on the coarse clock the margin that
+    /// covers its error, so that a probe is never given up early.
+    pub(super) fn give_up_after(&self, word: Word) -> Nanos {
+        let margin = if word.coarse_clock() {
+            clock::COARSE_MARGIN
+        } else {
+            0
+        };
+        self.config.break_nanos().saturating_add(margin)
+    }
+}

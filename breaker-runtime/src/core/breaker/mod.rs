@@ -1,0 +1,253 @@
+//! The state machine: admission, recording, and every transition in one place.
+//!
+//! The closed circuit is the hot path and takes no lock: admission is one atomic load, recording
+//! goes to the lock-free window. Half-open probes take and give back their slots without a lock
+//! too, and so does the first call after the break, which moves the open circuit to half-open.
+//! Every other transition, and an operator's command, runs under one mutex whose critical
+//! sections do no I/O, call no user code and never await. Every transition publishes its new
+//! state word with a compare-and-swap from the word that prompted it, so racing tasks cause
+//! exactly one transition, and events are delivered after the mutex is released.
+
+use std::fmt;
+use std::sync::{Arc, PoisonError};
+
+use crate::base::name::Name;
+use crate::base::sync::{AtomicU8, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::core::config::Config;
+use crate::core::events::Listeners;
+use crate::core::opening::Evidence;
+use crate::core::probes::Probes;
+use crate::core::state::{State, Word};
+use crate::core::window::Window;
+
+mod admit;
+mod command;
+pub(crate) mod kind;
+pub(crate) mod observer;
+pub(crate) mod permit;
+mod record;
+pub(crate) mod snapshot;
+mod transition;
+
+/// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
+/// it fails too often, so callers fail fast instead of waiting on it.
+///
+/// The `#[circuit_breaker]` attribute declares one per function; build one by hand for closures
+/// and integrations:
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Breaker, Config, State};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let breaker = Breaker::new(
+///     Config::builder().name("search").count_window(4).timeout(Duration::from_millis(200)).build()?,
+/// );
+/// for _ in 0..4 {
+///     let failed: Result<(), std::io::Error> = Err(std::io::ErrorKind::ConnectionRefused.into());
+///     let _ = breaker.call(async { failed }).await;
+/// }
+/// assert_eq!(breaker.state(), State::Open);
+/// assert!(breaker.call(async { Ok::<_, std::io::Error>(()) }).await.unwrap_err().is_rejection());
+/// # Ok(())
+/// # }
+/// ```
+pub struct Breaker {
+    state: AtomicU64,
+    /// When the open circuit admits its next probe; written before the state word announces Open.
+    open_until: AtomicU64,
+    window: Window,
+    probes: Probes,
+    /// Clock reading of the last transition (at least 1), or 0 if there was none.
+    last_transition: AtomicU64,
+    /// Who hears of transitions besides the trace: [`LISTENED`] and [`REGISTERED`].
+    audience: AtomicU8,
+    config: Config,
+    cold: Mutex<Cold>,
+}
+
+/// Somebody subscribed with [`Breaker::on_transition`]: the listeners are in [`Cold`].
+const LISTENED: u8 = 1;
+/// Listed in the registry, so its transitions also reach the registry's listeners.
+const REGISTERED: u8 = 2;
+
+/// What only the rare paths touch.
+struct Cold {
+    /// Failed probes in a row since the circuit last closed: the break grows with it.
+    failed_probes: u32,
+    /// Allocated by the first subscriber: most breakers never have one.
+    listeners: Option<Arc<Listeners>>,
+    /// Why the circuit last opened. Boxed, so a breaker that never opens does not carry it.
+    opened: Option<Box<Evidence>>,
+}
+
+impl Breaker {
+    /// A closed breaker with an empty window.
+    pub fn new(config: Config) -> Breaker {
+        let start = Word::new(0, State::Closed);
+        Breaker {
+            state: AtomicU64::new(start.0),
+            open_until: AtomicU64::new(0),
+            window: Window::new(config.window(), start.generation()),
+            probes: Probes::new(config.probes()),
+            last_transition: AtomicU64::new(0),
+            audience: AtomicU8::new(0),
+            cold: Mutex::new(Cold {
+                failed_probes: 0,
+                listeners: None,
+                opened: None,
+            }),
+            config,
+        }
+    }
+
+    /// The breaker's name.
+    pub fn name(&self) -> &Name {
+        self.config.name()
+    }
+
+    /// The breaker's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The breaker's state now. An open circuit whose break has passed still reads `Open` until
+    /// the next call arrives and becomes its probe.
+    pub fn state(&self) -> State {
+        self.word().state()
+    }
+
+    #[inline]
+    fn word(&self) -> Word {
+        // Acquire pairs with the Release store of every transition, so whoever sees a state also
+        // sees what the transition prepared for it (the emptied window, the open deadline).
+        Word(self.state.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    pub(crate) fn generation(&self) -> u32 {
+        self.word().generation()
+    }
+
+    fn cold(&self) -> MutexGuard<'_, Cold> {
+        // No code that can panic runs under this lock, but a poisoned lock must not wedge the
+        // breaker either: its data is consistent after every statement.
+        self.cold.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl fmt::Debug for Breaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Breaker")
+            .field("name", self.name())
+            .field("state", &self.state())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod footprint {
+    use crate::core::breaker::Breaker;
+    use crate::core::config::Config;
+
+    #[test]
+    fn a_permit_fits_in_five_words() {
+        // Larger, and a closed admission hands its permit over through memory, not registers.
+        assert!(std::mem::size_of::<crate::core::breaker::permit::Permit<'_>>() <= 40);
+    }
+
+    #[test]
+    fn a_breaker_with_a_count_window_of_100_fits_in_256_bytes_heap_included() {
+        let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+        assert!(
+            std::mem::size_of::<Breaker>() <= 200,
+            "struct: {}",
+            std::mem::size_of::<Breaker>()
+        );
+        assert!(
+            breaker.memory_footprint() <= 256,
+            "footprint: {}",
+            breaker.memory_footprint()
+        );
+        let closed = breaker.memory_footprint();
+        breaker.force_open();
+        let opened = breaker.memory_footprint() - closed;
+        assert!(
+            opened > 0 && opened <= 32,
+            "why it last opened is kept on the heap, once it has opened: {opened} bytes"
+        );
+    }
+}
+
+#[cfg(all(test, not(breaker_loom)))]
+mod coarse_clock {
+    use std::time::Duration;
+
+    use crate::core::breaker::Breaker;
+    use crate::core::config::Config;
+    use crate::core::state::State;
+
+    fn opened(break_duration: Duration) -> Breaker {
+        let config = Config::builder()
+            .count_window(1)
+            .break_duration(break_duration)
+            .build()
+            .unwrap();
+        let breaker = Breaker::new(config);
+        breaker.try_acquire().unwrap().failure();
+        assert_eq!(breaker.state(), State::Open);
+        breaker
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_circuit_opened_on_a_paused_clock_judges_every_rejection_precisely() {
+        let breaker = opened(Duration::from_secs(30));
+        assert!(!breaker.word().coarse_clock());
+        tokio::time::advance(Duration::from_secs(30) - Duration::from_nanos(1)).await;
+        assert!(breaker.try_acquire().is_err());
+        tokio::time::advance(Duration::from_nanos(1)).await;
+        assert!(breaker.try_acquire().unwrap().is_probe());
+    }
+
+    // The one rule that only a running clock exercises, so it sleeps, briefly: rejections far
+    // from the deadline are judged by the coarse clock, and the probe still comes on time.
+    #[test]
+    fn a_circuit_opened_on_a_running_clock_still_probes_once_the_break_is_over() {
+        let break_duration = Duration::from_millis(80);
+        let breaker = opened(break_duration);
+        assert!(breaker.word().coarse_clock());
+        let err = breaker.try_acquire().unwrap_err();
+        assert!(err.retry_after().is_some_and(|left| left <= break_duration));
+        std::thread::sleep(break_duration);
+        assert!(breaker.try_acquire().unwrap().is_probe());
+    }
+
+    // Likewise on a running clock: the half-open period after such a circuit dates its probes
+    // by the coarse clock, and holds a hung probe's slot for the break plus the coarse margin,
+    // never less.
+    #[test]
+    fn its_half_open_period_gives_a_hung_probe_up_after_the_break_and_the_margin() {
+        let break_duration = Duration::from_millis(20);
+        let breaker = opened(break_duration);
+        std::thread::sleep(break_duration);
+        let hung = breaker.try_acquire().unwrap();
+        assert!(hung.is_probe());
+        assert_eq!(breaker.state(), State::HalfOpen);
+        assert!(breaker.word().coarse_clock());
+        assert!(breaker.try_acquire().is_err(), "its one slot is taken");
+        std::thread::sleep(break_duration);
+        assert_eq!(breaker.snapshot().probes_in_flight, 1, "within the margin");
+        // The margin, and a kernel tick or two by which the coarse clock may trail.
+        std::thread::sleep(
+            Duration::from_nanos(crate::base::clock::COARSE_MARGIN) + break_duration,
+        );
+        assert_eq!(breaker.snapshot().probes_in_flight, 0);
+        assert!(
+            breaker.try_acquire().unwrap().is_probe(),
+            "the hung probe's slot"
+        );
+        drop(hung);
+    }
+}

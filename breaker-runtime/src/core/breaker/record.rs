@@ -1,0 +1,147 @@
+//! Recording: how an admitted call ended, into the window or the probe run.
+
+use std::time::Duration;
+
+use crate::base::clock::{self, Nanos};
+use crate::core::breaker::Breaker;
+use crate::core::breaker::kind::Kind;
+use crate::core::breaker::observer::{self, CallEvent, Ending};
+use crate::core::probes::ProbeId;
+use crate::core::state::{State, Word};
+use crate::core::window::{Outcome, Tally};
+
+impl Breaker {
+    /// Records how a call admitted as `kind` ended. Ignored and cancelled calls record nothing,
+    /// and free their probe slot if they held one.
+    #[inline]
+    pub(crate) fn finish(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
+        // The hot path, kept small enough to inline into the caller: a success through the
+        // closed circuit into a count window already full of successes changes nothing. (No
+        // start time means no slow-call detection and no observer when the call was admitted.)
+        if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
+            if self.window.is_full_of_successes(generation) && !observer::installed() {
+                return;
+            }
+        }
+        self.finish_and_record(kind, started, ending);
+    }
+
+    #[inline(never)]
+    fn finish_and_record(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
+        let outcome = match ending {
+            Ending::Success => Some(self.slow_or(Outcome::Success, started)),
+            Ending::Slow => Some(Outcome::Slow),
+            Ending::Failure | Ending::Timeout | Ending::Panic => Some(Outcome::Failure),
+            Ending::Ignored | Ending::Cancelled => None,
+        };
+        if observer::installed() {
+            self.observe_finish(ending, outcome, started);
+        }
+        match kind {
+            Kind::Closed { generation } => {
+                if let Some(outcome) = outcome {
+                    self.record_closed(generation, outcome);
+                }
+            }
+            Kind::Probe { generation, id } => self.finish_probe(generation, id, outcome),
+            Kind::Unrecorded | Kind::Done => {}
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn observe_finish(&self, ending: Ending, outcome: Option<Outcome>, started: Option<Nanos>) {
+        let ending = if outcome == Some(Outcome::Slow) {
+            Ending::Slow
+        } else {
+            ending
+        };
+        let elapsed = started.map(|s| Duration::from_nanos(clock::now().saturating_sub(s)));
+        observer::notify(self, CallEvent::Finished { ending, elapsed });
+    }
+
+    #[inline]
+    fn slow_or(&self, outcome: Outcome, started: Option<Nanos>) -> Outcome {
+        let limit = self.config.slow_call_nanos();
+        match started {
+            Some(started) if limit > 0 && clock::now().saturating_sub(started) > limit => {
+                Outcome::Slow
+            }
+            _ => outcome,
+        }
+    }
+
+    #[inline]
+    fn record_closed(&self, generation: u32, outcome: Outcome) {
+        let tally = self
+            .window
+            .record(generation, outcome, clock::now, || self.generation());
+        if let Some(tally) = tally.filter(|t| self.should_open(*t)) {
+            self.trip(generation, tally);
+        }
+    }
+
+    fn should_open(&self, t: Tally) -> bool {
+        t.calls >= self.config.min_calls()
+            && (self.config.threshold().reached_by(t.failures, t.calls)
+                || (self.config.slow_call_nanos() > 0
+                    && self.config.slow_threshold().reached_by(t.slow, t.calls)))
+    }
+
+    #[cold]
+    fn trip(&self, generation: u32, tally: Tally) {
+        let event = {
+            let mut cold = self.cold();
+            let seen = self.word();
+            if seen != Word::new(generation, State::Closed) {
+                return;
+            }
+            self.transition(&mut cold, seen, State::Open, tally, clock::now())
+        };
+        if let Some(event) = event {
+            self.emit(event);
+        }
+    }
+
+    fn finish_probe(&self, generation: u32, id: ProbeId, outcome: Option<Outcome>) {
+        // An outcome that ends the period leaves its slot as it is: the next half-open period
+        // counts every slot of this one as free.
+        match outcome {
+            None => self.probes.release(generation, id),
+            Some(Outcome::Success) => {
+                let run = self.probes.succeeded(generation);
+                if run.is_some_and(|run| run >= self.config.probes()) {
+                    self.end_half_open(generation, State::Closed);
+                } else {
+                    self.probes.release(generation, id);
+                }
+            }
+            // A slow probe only exists when slow calls are detected, and then it fails.
+            Some(Outcome::Failure | Outcome::Slow) => self.end_half_open(generation, State::Open),
+        }
+    }
+
+    /// Closes the circuit after its run of successful probes, or opens it again after a failed
+    /// one, if the half-open period of `generation` is still on.
+    #[cold]
+    fn end_half_open(&self, generation: u32, to: State) {
+        let event = {
+            let mut cold = self.cold();
+            let seen = self.word();
+            if !seen.is(generation, State::HalfOpen) {
+                return;
+            }
+            let now = if to == State::Open {
+                cold.failed_probes = cold.failed_probes.saturating_add(1);
+                // The next break is timed from here: the precise clock.
+                clock::now()
+            } else {
+                self.probe_clock(seen)
+            };
+            self.transition(&mut cold, seen, to, Tally::EMPTY, now)
+        };
+        if let Some(event) = event {
+            self.emit(event);
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! What a breaker holds, for dashboards and health checks, and what it costs in memory.
+
+use std::num::NonZeroU64;
+
+use tokio::time::Instant;
+
+use crate::base::clock;
+use crate::base::name::Name;
+use crate::base::sync::Ordering;
+use crate::core::breaker::Breaker;
+use crate::core::config::Config;
+use crate::core::opening::{Evidence, Opening};
+use crate::core::state::State;
+use crate::core::window::Tally;
+
+/// A point-in-time view of a breaker, for dashboards and health checks.
+///
+/// ```
+/// use breaker_runtime::{Breaker, Config, State};
+///
+/// let breaker = Breaker::new(Config::builder().name("search").build().unwrap());
+/// breaker.force_open();
+/// let snapshot = breaker.snapshot();
+/// assert_eq!(snapshot.name(), "search");
+/// assert_eq!(snapshot.state, State::ForcedOpen);
+/// assert!(snapshot.last_transition.is_some());
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Snapshot {
+    /// The breaker's configuration, its name included.
+    pub config: Config,
+    /// Its state.
+    pub state: State,
+    /// Outcomes in the window. Every transition empties the window, but while the circuit is
+    /// open after it tripped, these are the counts of the window that opened it (nothing is
+    /// recorded while it is open); half-open, forced open or disabled they are 0.
+    pub calls: u32,
+    /// Failures among them.
+    pub failures: u32,
+    /// Slow successes among them.
+    pub slow: u32,
+    /// Failures as a percentage of the window's outcomes.
+    pub failure_rate: f64,
+    /// Slow successes as a percentage of the window's outcomes.
+    pub slow_rate: f64,
+    /// Probes holding a slot now (half-open only): a probe that has run for the break has
+    /// given its slot up, and no longer counts.
+    pub probes_in_flight: u32,
+    /// When the open circuit admits its next probe.
+    pub next_probe_at: Option<Instant>,
+    /// When the breaker last changed state; `None` if it never has.
+    pub last_transition: Option<Instant>,
+    /// Why the circuit last opened, and the counts that opened it; kept after it closes again.
+    /// `None` if it never opened.
+    pub last_opened: Option<Opening>,
+}
+
+impl Snapshot {
+    /// The breaker's name.
+    pub fn name(&self) -> &Name {
+        self.config.name()
+    }
+}
+
+impl Breaker {
+    /// What the breaker holds now.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, State, Verdict};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(10).build().unwrap());
+    /// breaker.try_acquire().unwrap().record(Verdict::Failure);
+    /// breaker.try_acquire().unwrap().record(Verdict::Success);
+    /// let snapshot = breaker.snapshot();
+    /// assert_eq!((snapshot.state, snapshot.calls, snapshot.failures), (State::Closed, 2, 1));
+    /// assert_eq!(snapshot.failure_rate, 50.0);
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        let word = self.word();
+        let last_transition = NonZeroU64::new(self.last_transition.load(Ordering::Relaxed));
+        let probes_in_flight = match word.state() {
+            State::HalfOpen => self.probes.in_flight(
+                word.generation(),
+                self.probe_clock(word),
+                self.give_up_after(word),
+            ),
+            _ => 0,
+        };
+        let opened = self.cold().opened.as_deref().copied();
+        let tally = match word.state() {
+            State::Closed => self.window.tally(word.generation(), clock::now),
+            State::Open => opened
+                .and_then(|o| o.tally_during(word.generation()))
+                .unwrap_or(Tally::EMPTY),
+            _ => Tally::EMPTY,
+        };
+        let next_probe_at = (word.state() == State::Open)
+            .then(|| clock::to_instant(self.open_until.load(Ordering::Acquire)));
+        Snapshot {
+            config: self.config.clone(),
+            state: word.state(),
+            calls: tally.calls,
+            failures: tally.failures,
+            slow: tally.slow,
+            failure_rate: tally.failure_rate(),
+            slow_rate: tally.slow_rate(),
+            probes_in_flight,
+            next_probe_at,
+            last_transition: last_transition.map(|at| clock::to_instant(at.get())),
+            last_opened: opened.map(|o| o.opening(&self.config)),
+        }
+    }
+
+    /// Bytes this breaker occupies, its heap included: the struct, the window's slots or
+    /// buckets, the probe slots, and the listener list once something subscribed.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+    /// assert!(breaker.memory_footprint() <= 256);
+    /// ```
+    pub fn memory_footprint(&self) -> usize {
+        let cold = self.cold();
+        let listeners = cold.listeners.as_ref().map_or(0, |l| l.heap_bytes());
+        let opened = cold.opened.as_ref().map_or(0, |_| size_of::<Evidence>());
+        std::mem::size_of::<Breaker>()
+            + self.window.heap_bytes()
+            + self.probes.heap_bytes()
+            + listeners
+            + opened
+    }
+}

@@ -1,0 +1,13 @@
+//! The state machine: the packed state word, the configuration it runs by, the windows and
+//! probe slots it judges with, the [`Breaker`](crate::Breaker) itself, and the call path
+//! (permit, timeout, classify, record). It announces transitions and call events to whoever
+//! subscribed; it calls nothing above it.
+
+pub(crate) mod breaker;
+pub(crate) mod call;
+pub(crate) mod config;
+pub(crate) mod events;
+pub(crate) mod opening;
+pub(crate) mod probes;
+pub(crate) mod state;
+pub(crate) mod window;
