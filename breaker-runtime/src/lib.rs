@@ -131,19 +131,21 @@ pub use adapters::tonic;
 pub use adapters::tower;
 pub use base::name::Name;
 pub use core::breaker::Breaker;
+pub use core::breaker::counts::Counts;
 #[allow(deprecated)]
 pub use core::breaker::observer::set_call_observer;
 pub use core::breaker::observer::{
     CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer,
 };
 pub use core::breaker::permit::{OwnedPermit, Permit};
+pub use core::breaker::remote::{Heeded, Order};
 pub use core::breaker::snapshot::Snapshot;
 pub use core::call::{ByIsFailure, Call, Classify, OwnedCall};
 pub use core::config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES,
     MIN_TIME_WINDOW, Rate, Settings, Window,
 };
-pub use core::events::{Subscription, Transition};
+pub use core::events::{Origin, Subscription, Transition};
 pub use core::opening::{OpenReason, Opening};
 pub use core::state::State;
 pub use outcome::classify::{IsFailure, Verdict};

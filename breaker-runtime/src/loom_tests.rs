@@ -6,7 +6,6 @@
 //! One test at a time: the model clock is a process-wide static, and loom's search only ends if
 //! every run of a model sees the same values.
 
-use crate::base::sync::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,9 +13,10 @@ use std::time::Duration;
 use loom::sync::atomic::AtomicUsize;
 use loom::thread;
 
+use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
+use crate::core::breaker::kind::Kind;
 use crate::core::breaker::observer::Ending;
-use crate::core::breaker::permit::Kind;
 use crate::core::config::{Config, ConfigBuilder};
 use crate::core::state::State;
 
@@ -28,7 +28,14 @@ fn breaker(builder: ConfigBuilder) -> Arc<Breaker> {
 }
 
 fn record(b: &Breaker, generation: u32, ending: Ending) {
-    b.finish(Kind::Closed { generation }, None, ending);
+    b.finish(
+        Kind::Closed {
+            generation,
+            counted: false,
+        },
+        None,
+        ending,
+    );
 }
 
 /// A breaker with `probes` probe slots whose circuit opened on a 1 ms break that has just

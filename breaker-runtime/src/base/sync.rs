@@ -4,12 +4,12 @@
 #[cfg(not(breaker_loom))]
 pub(crate) use portable_atomic::AtomicU128;
 #[cfg(not(breaker_loom))]
-pub(crate) use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(breaker_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
 #[cfg(breaker_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(breaker_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 

@@ -49,6 +49,20 @@ pub struct Transition {
     pub slow_rate: f64,
     /// Outcomes in the window at the change.
     pub calls: u32,
+    /// Whether this process decided it, or applied an order from outside
+    /// ([`Breaker::apply_order`](crate::Breaker::apply_order)): a fleet relays only its own.
+    pub origin: Origin,
+}
+
+/// Who decided a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Origin {
+    /// This process: its calls, its probes, or its operator.
+    Local,
+    /// An order from outside, as a fleet of processes sends
+    /// ([`Breaker::apply_order`](crate::Breaker::apply_order)).
+    Ordered,
 }
 
 impl fmt::Display for Transition {

@@ -22,6 +22,9 @@ pub enum OpenReason {
     ProbeFailed,
     /// An operator forced it open.
     Forced,
+    /// An order from outside opened it ([`Breaker::apply_order`](crate::Breaker::apply_order)):
+    /// another process's evidence, which this one does not hold.
+    Ordered,
 }
 
 impl OpenReason {
@@ -32,6 +35,7 @@ impl OpenReason {
             OpenReason::SlowRate => "slow_rate",
             OpenReason::ProbeFailed => "probe_failed",
             OpenReason::Forced => "forced",
+            OpenReason::Ordered => "ordered",
         }
     }
 }
@@ -79,7 +83,7 @@ pub struct Opening {
     /// Slow successes as a percentage of the window's outcomes.
     pub slow_rate: f64,
     /// The threshold that was reached, in percent (the slow threshold for
-    /// [`OpenReason::SlowRate`]; 0 for [`OpenReason::Forced`]).
+    /// [`OpenReason::SlowRate`]; 0 for [`OpenReason::Forced`] and [`OpenReason::Ordered`]).
     pub threshold: f64,
     /// The rate rule behind the counts (a failed probe reopens on the trip's evidence).
     tripped_by: Option<OpenReason>,
@@ -104,6 +108,9 @@ impl fmt::Display for Opening {
         };
         match (self.reason, self.tripped_by) {
             (OpenReason::Forced, _) => f.write_str("forced open by an operator"),
+            (OpenReason::Ordered, _) => {
+                f.write_str("opened on another process's evidence (an order from outside)")
+            }
             (OpenReason::ProbeFailed, Some(tripped_by)) => {
                 f.write_str("a probe failed; it first opened when the ")?;
                 rule(f, tripped_by)
@@ -150,9 +157,10 @@ impl Evidence {
         tally: Tally,
         (at, generation): (Nanos, u32),
         before: Option<Evidence>,
-        config: &Config,
+        (config, ordered): (&Config, bool),
     ) -> Option<Evidence> {
         let (reason, tripped_by, tally) = match (from, to) {
+            (_, State::Open) if ordered => (OpenReason::Ordered, None, Tally::EMPTY),
             (State::Closed, State::Open) => {
                 let rule = if config.threshold().reached_by(tally.failures, tally.calls) {
                     OpenReason::FailureRate

@@ -72,13 +72,30 @@ impl fmt::Display for State {
     }
 }
 
-/// The packed state word: generation in the high 32 bits, state in the low byte, and above it
-/// whether the open circuit, and the half-open one after it, may read the coarse clock.
+/// The packed state word: generation in the high 32 bits, state in the low byte, and between
+/// them what a transition needs to know without another load or the lock:
+///
+/// | bits | what |
+/// |---|---|
+/// | 0-7 | the state |
+/// | 8 | the open circuit (and the half-open one after it) may read the coarse clock |
+/// | 9 | outcomes are counted for export, so a closed call cannot skip recording |
+/// | 10 | somebody subscribed to this breaker's transitions |
+/// | 11 | the breaker is listed in the registry, whose listeners hear it too |
+/// | 16-23 | failed probes in a row since the circuit last closed (saturating): the break grows with them |
+/// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
 
 const STATE_BITS: u64 = 0xff;
 const COARSE_CLOCK: u64 = 1 << 8;
+const COUNTED: u64 = 1 << 9;
+const LISTENED: u64 = 1 << 10;
+const REGISTERED: u64 = 1 << 11;
+const FAILED_SHIFT: u32 = 16;
+const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
+/// What every later word keeps (failed probes only until the circuit closes).
+const KEPT: u64 = COUNTED | LISTENED | REGISTERED | FAILED_PROBES;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -96,15 +113,58 @@ impl Word {
         self.0 & COARSE_CLOCK != 0
     }
 
+    /// The bit that marks a word as counted ([`Breaker::counts`]), set in place once, under
+    /// the breaker's lock; every later word keeps it.
+    ///
+    /// [`Breaker::counts`]: crate::Breaker::counts
+    pub(crate) const COUNTED_BIT: u64 = COUNTED;
+    /// The bit that marks a breaker somebody subscribed to, set in place under the lock.
+    pub(crate) const LISTENED_BIT: u64 = LISTENED;
+    /// The bit that marks a breaker listed in the registry, set and cleared under the lock.
+    pub(crate) const REGISTERED_BIT: u64 = REGISTERED;
+
+    pub(crate) const fn listened(self) -> bool {
+        self.0 & LISTENED != 0
+    }
+
+    pub(crate) const fn registered(self) -> bool {
+        self.0 & REGISTERED != 0
+    }
+
+    /// Failed probes in a row since the circuit last closed.
+    pub(crate) const fn failed_probes(self) -> u32 {
+        ((self.0 & FAILED_PROBES) >> FAILED_SHIFT) as u32
+    }
+
+    /// The same word with one more failed probe (saturating: the break stopped growing long
+    /// before).
+    pub(crate) const fn with_failed_probe(self) -> Word {
+        if self.0 & FAILED_PROBES == FAILED_PROBES {
+            self
+        } else {
+            Word(self.0 + (1 << FAILED_SHIFT))
+        }
+    }
+
+    #[cfg(test)]
+    const fn with_counting(self) -> Word {
+        Word(self.0 | COUNTED)
+    }
+
+    #[inline]
+    pub(crate) const fn counted(self) -> bool {
+        self.0 & COUNTED != 0
+    }
+
     /// An open circuit whose break the coarse clock may judge.
     #[inline]
     pub(crate) const fn open_on_coarse_clock(self) -> bool {
         self.0 & (STATE_BITS | COARSE_CLOCK) == State::Open.code() | COARSE_CLOCK
     }
 
-    /// The same state of the same period, whichever clock judges it.
+    /// The same state of the same period, whatever its marks.
     pub(crate) const fn is(self, generation: u32, state: State) -> bool {
-        self.0 & !COARSE_CLOCK == Word::new(generation, state).0
+        self.0 & !(KEPT | COARSE_CLOCK) == Word::new(generation, state).0
     }
 
     pub(crate) const fn generation(self) -> u32 {
@@ -115,9 +175,14 @@ impl Word {
         State::from_code(self.0 & STATE_BITS)
     }
 
-    /// The word after a transition to `to`: the next generation.
+    /// The word after a transition to `to`: the next generation, with the marks that last
+    /// (the clock mark is the new period's to set; closing forgets the failed probes).
     pub(crate) const fn next(self, to: State) -> Word {
-        Word::new(self.generation().wrapping_add(1), to)
+        let kept = match to {
+            State::Closed => self.0 & KEPT & !FAILED_PROBES,
+            _ => self.0 & KEPT,
+        };
+        Word(Word::new(self.generation().wrapping_add(1), to).0 | kept)
     }
 }
 
@@ -142,6 +207,20 @@ mod tests {
             assert!(marked.coarse_clock() && !word.coarse_clock());
             assert_eq!((marked.state(), marked.generation()), (state, u32::MAX));
             assert!(!marked.next(State::Open).coarse_clock());
+            let counted = word.with_counting();
+            assert!(counted.counted() && counted.next(State::Open).counted());
+            assert!(counted.with_coarse_clock().is(u32::MAX, state));
+            assert_eq!(counted.state(), state);
+            let failed = word.with_failed_probe().with_failed_probe();
+            assert_eq!(failed.failed_probes(), 2);
+            assert_eq!(failed.next(State::Open).failed_probes(), 2);
+            assert_eq!(failed.next(State::Closed).failed_probes(), 0);
+            assert!(failed.is(u32::MAX, state));
+            let mut many = word;
+            for _ in 0..300 {
+                many = many.with_failed_probe();
+            }
+            assert_eq!((many.failed_probes(), many.state()), (255, state));
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::core::breaker::Breaker;
 use crate::core::breaker::kind::Kind;
 use crate::core::breaker::observer::{self, CallEvent};
 use crate::core::breaker::permit::{OwnedPermit, Permit};
+use crate::core::breaker::transition::Change;
 use crate::core::state::{State, Word};
 use crate::core::window::Tally;
 use crate::outcome::error::{BreakerError, ProbeTime};
@@ -73,6 +74,7 @@ impl Breaker {
         }
         let kind = Kind::Closed {
             generation: word.generation(),
+            counted: word.counted(),
         };
         let permit = Permit::new(self, kind, self.start_clock());
         if observer::installed() {
@@ -118,7 +120,7 @@ impl Breaker {
 
     #[cold]
     #[inline(never)]
-    fn observe_admission(&self, admitted: bool) {
+    pub(super) fn observe_admission(&self, admitted: bool) {
         observer::notify(
             self,
             if admitted {
@@ -129,13 +131,14 @@ impl Breaker {
         );
     }
 
-    fn try_acquire_slow(&self, seen: Word) -> Result<Permit<'_>, BreakerError> {
+    pub(super) fn try_acquire_slow(&self, seen: Word) -> Result<Permit<'_>, BreakerError> {
         let mut word = seen;
         loop {
             match word.state() {
                 State::Closed => {
                     let kind = Kind::Closed {
                         generation: word.generation(),
+                        counted: word.counted(),
                     };
                     return Ok(Permit::new(self, kind, self.start_clock()));
                 }
@@ -202,11 +205,12 @@ impl Breaker {
             return Some(Err(self.half_open_full()));
         };
         let listeners = || {
-            self.listened()
+            seen.listened()
                 .then(|| self.cold().listeners.clone())
                 .flatten()
         };
-        let Some(announcement) = self.publish(seen, next, now, Tally::EMPTY, listeners) else {
+        let change = Change::local(Tally::EMPTY, now);
+        let Some(announcement) = self.publish(seen, next, change, listeners) else {
             self.probes.release(generation, id);
             return None;
         };

@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use crate::base::clock;
 use crate::base::sync::Ordering;
-use crate::core::breaker::{Breaker, LISTENED, REGISTERED};
+use crate::core::breaker::Breaker;
+use crate::core::breaker::transition::Change;
 use crate::core::events::{Subscription, Transition};
-use crate::core::state::State;
+use crate::core::state::{State, Word};
 use crate::core::window::Tally;
 
 impl Breaker {
@@ -46,9 +47,12 @@ impl Breaker {
                 if seen.state() == to && to != State::Closed {
                     return;
                 }
-                if let Some(event) =
-                    self.transition(&mut cold, seen, to, Tally::EMPTY, clock::now())
-                {
+                if let Some(event) = self.transition(
+                    &mut cold,
+                    seen,
+                    to,
+                    Change::local(Tally::EMPTY, clock::now()),
+                ) {
                     break event;
                 }
             }
@@ -67,17 +71,22 @@ impl Breaker {
         let mut cold = self.cold();
         let listeners = Arc::clone(cold.listeners.get_or_insert_with(Arc::default));
         let subscription = listeners.subscribe(listener);
-        // After the listener is in the list, so a transition that sees the mark finds it.
-        self.audience.fetch_or(LISTENED, Ordering::AcqRel);
+        // Marked after the listener is in the list, and Release, so a transition that reads
+        // the mark with the word (Acquire) finds the listener. Under the lock, like every
+        // change of the word's marks: see `Breaker::counts`.
+        self.state.fetch_or(Word::LISTENED_BIT, Ordering::Release);
         drop(cold);
         subscription
     }
 
     pub(crate) fn set_registered(&self, registered: bool) {
+        let _cold = self.cold();
+        // Relaxed: the registry's listeners are found through their own lock, not the mark.
         if registered {
-            self.audience.fetch_or(REGISTERED, Ordering::Relaxed);
+            self.state.fetch_or(Word::REGISTERED_BIT, Ordering::Relaxed);
         } else {
-            self.audience.fetch_and(!REGISTERED, Ordering::Relaxed);
+            self.state
+                .fetch_and(!Word::REGISTERED_BIT, Ordering::Relaxed);
         }
     }
 }

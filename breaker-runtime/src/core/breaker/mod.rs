@@ -3,16 +3,31 @@
 //! The closed circuit is the hot path and takes no lock: admission is one atomic load, recording
 //! goes to the lock-free window. Half-open probes take and give back their slots without a lock
 //! too, and so does the first call after the break, which moves the open circuit to half-open.
-//! Every other transition, and an operator's command, runs under one mutex whose critical
-//! sections do no I/O, call no user code and never await. Every transition publishes its new
-//! state word with a compare-and-swap from the word that prompted it, so racing tasks cause
+//! Every other transition, an operator's command and an order from outside run under one mutex
+//! whose critical sections do no I/O, call no user code and never await. Every transition, with
+//! the lock or without, is published by one function (`transition.rs`); racing tasks cause
 //! exactly one transition, and events are delivered after the mutex is released.
+//!
+//! | file | its job |
+//! |---|---|
+//! | `admit.rs` | a permit, or the rejection to answer with |
+//! | `record.rs` | an outcome into the window or the probe run |
+//! | `transition.rs` | every change of state, and its announcement |
+//! | `command.rs` | force open, disable, reset, subscribe |
+//! | `remote.rs` | orders from outside (a fleet), dropped when stale |
+//! | `wait.rs` | waiting for admission, on tokio's clock |
+//! | `counts.rs` | monotonic outcome counts, for export |
+//! | `snapshot.rs` | what it holds, for dashboards |
+//! | `permit.rs`, `kind.rs` | the permit a call carries, and what it was admitted as |
+//! | `observer.rs` | the hook call observers (metrics) subscribe to |
 
 use std::fmt;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, OnceLock, PoisonError};
+
+use tokio::sync::Notify;
 
 use crate::base::name::Name;
-use crate::base::sync::{AtomicU8, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::core::config::Config;
 use crate::core::events::Listeners;
 use crate::core::opening::Evidence;
@@ -22,12 +37,17 @@ use crate::core::window::Window;
 
 mod admit;
 mod command;
+pub(crate) mod counts;
 pub(crate) mod kind;
 pub(crate) mod observer;
 pub(crate) mod permit;
 mod record;
+pub(crate) mod remote;
 pub(crate) mod snapshot;
-mod transition;
+pub(crate) mod transition;
+mod wait;
+
+use counts::Counters;
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.
@@ -61,21 +81,28 @@ pub struct Breaker {
     probes: Probes,
     /// Clock reading of the last transition (at least 1), or 0 if there was none.
     last_transition: AtomicU64,
-    /// Who hears of transitions besides the trace: [`LISTENED`] and [`REGISTERED`].
-    audience: AtomicU8,
     config: Config,
     cold: Mutex<Cold>,
+    /// What only the seams to the outside use (counting, waiting, orders), allocated by the
+    /// first of them: most breakers never need it.
+    outside: OnceLock<Box<Outside>>,
 }
 
-/// Somebody subscribed with [`Breaker::on_transition`]: the listeners are in [`Cold`].
-const LISTENED: u8 = 1;
-/// Listed in the registry, so its transitions also reach the registry's listeners.
-const REGISTERED: u8 = 2;
+/// The state of the seams to the outside.
+#[derive(Default)]
+struct Outside {
+    /// Monotonic outcome counts, once [`Breaker::counts`] began them.
+    counters: Counters,
+    /// Tasks waiting for admission ([`Breaker::admitted`]); woken by every transition and
+    /// every probe slot given back.
+    waiters: Notify,
+    /// The generation of the last order applied ([`Breaker::apply_order`]), plus one: 0 for
+    /// none. Read and written under the cold lock.
+    last_order: AtomicU64,
+}
 
 /// What only the rare paths touch.
 struct Cold {
-    /// Failed probes in a row since the circuit last closed: the break grows with it.
-    failed_probes: u32,
     /// Allocated by the first subscriber: most breakers never have one.
     listeners: Option<Arc<Listeners>>,
     /// Why the circuit last opened. Boxed, so a breaker that never opens does not carry it.
@@ -92,12 +119,11 @@ impl Breaker {
             window: Window::new(config.window(), start.generation()),
             probes: Probes::new(config.probes()),
             last_transition: AtomicU64::new(0),
-            audience: AtomicU8::new(0),
             cold: Mutex::new(Cold {
-                failed_probes: 0,
                 listeners: None,
                 opened: None,
             }),
+            outside: OnceLock::new(),
             config,
         }
     }
@@ -128,6 +154,14 @@ impl Breaker {
     #[inline]
     pub(crate) fn generation(&self) -> u32 {
         self.word().generation()
+    }
+
+    fn outside(&self) -> &Outside {
+        self.outside.get_or_init(Box::default)
+    }
+
+    fn outside_bytes(&self) -> usize {
+        self.outside.get().map_or(0, |_| size_of::<Outside>())
     }
 
     fn cold(&self) -> MutexGuard<'_, Cold> {
@@ -177,6 +211,12 @@ mod footprint {
         assert!(
             opened > 0 && opened <= 32,
             "why it last opened is kept on the heap, once it has opened: {opened} bytes"
+        );
+        let _ = breaker.counts();
+        let outside = breaker.memory_footprint() - closed - opened;
+        assert!(
+            outside > 0 && outside <= 64,
+            "the outside seams' state, once one is used: {outside} bytes"
         );
     }
 }

@@ -6,8 +6,9 @@ use crate::base::clock::{self, Nanos};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::kind::Kind;
 use crate::core::breaker::observer::{self, CallEvent, Ending};
+use crate::core::breaker::transition::Change;
 use crate::core::probes::ProbeId;
-use crate::core::state::{State, Word};
+use crate::core::state::State;
 use crate::core::window::{Outcome, Tally};
 
 impl Breaker {
@@ -18,7 +19,16 @@ impl Breaker {
         // The hot path, kept small enough to inline into the caller: a success through the
         // closed circuit into a count window already full of successes changes nothing. (No
         // start time means no slow-call detection and no observer when the call was admitted.)
-        if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
+        let closed = (kind, ending, started);
+        if let (
+            Kind::Closed {
+                generation,
+                counted: false,
+            },
+            Ending::Success,
+            None,
+        ) = closed
+        {
             if self.window.is_full_of_successes(generation) && !observer::installed() {
                 return;
             }
@@ -38,8 +48,14 @@ impl Breaker {
             self.observe_finish(ending, outcome, started);
         }
         match kind {
-            Kind::Closed { generation } => {
+            Kind::Closed {
+                generation,
+                counted,
+            } => {
                 if let Some(outcome) = outcome {
+                    if counted {
+                        self.count(outcome);
+                    }
                     self.record_closed(generation, outcome);
                 }
             }
@@ -93,10 +109,15 @@ impl Breaker {
         let event = {
             let mut cold = self.cold();
             let seen = self.word();
-            if seen != Word::new(generation, State::Closed) {
+            if !seen.is(generation, State::Closed) {
                 return;
             }
-            self.transition(&mut cold, seen, State::Open, tally, clock::now())
+            self.transition(
+                &mut cold,
+                seen,
+                State::Open,
+                Change::local(tally, clock::now()),
+            )
         };
         if let Some(event) = event {
             self.emit(event);
@@ -107,13 +128,17 @@ impl Breaker {
         // An outcome that ends the period leaves its slot as it is: the next half-open period
         // counts every slot of this one as free.
         match outcome {
-            None => self.probes.release(generation, id),
+            None => {
+                self.probes.release(generation, id);
+                self.wake_waiters();
+            }
             Some(Outcome::Success) => {
                 let run = self.probes.succeeded(generation);
                 if run.is_some_and(|run| run >= self.config.probes()) {
                     self.end_half_open(generation, State::Closed);
                 } else {
                     self.probes.release(generation, id);
+                    self.wake_waiters();
                 }
             }
             // A slow probe only exists when slow calls are detected, and then it fails.
@@ -132,13 +157,13 @@ impl Breaker {
                 return;
             }
             let now = if to == State::Open {
-                cold.failed_probes = cold.failed_probes.saturating_add(1);
-                // The next break is timed from here: the precise clock.
+                // The next break is timed from here: the precise clock. (The transition counts
+                // the failed probe, so the break grows.)
                 clock::now()
             } else {
                 self.probe_clock(seen)
             };
-            self.transition(&mut cold, seen, to, Tally::EMPTY, now)
+            self.transition(&mut cold, seen, to, Change::local(Tally::EMPTY, now))
         };
         if let Some(event) = event {
             self.emit(event);

@@ -113,7 +113,8 @@ impl Breaker {
     }
 
     /// Bytes this breaker occupies, its heap included: the struct, the window's slots or
-    /// buckets, the probe slots, and the listener list once something subscribed.
+    /// buckets, the probe slots, the listener list once something subscribed, and the state of
+    /// the outside seams (counts, waiters, orders) once one was used.
     ///
     /// ```
     /// use breaker_runtime::{Breaker, Config};
@@ -130,5 +131,6 @@ impl Breaker {
             + self.probes.heap_bytes()
             + listeners
             + opened
+            + self.outside_bytes()
     }
 }

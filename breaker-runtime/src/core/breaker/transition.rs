@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use crate::base::clock::{self, Nanos, duration_nanos};
 use crate::base::sync::Ordering;
-use crate::core::breaker::{Breaker, Cold, LISTENED, REGISTERED};
-use crate::core::events::{self, Listeners, Transition};
+use crate::core::breaker::{Breaker, Cold};
+use crate::core::events::{self, Listeners, Origin, Transition};
 use crate::core::opening::Evidence;
 use crate::core::state::{State, Word};
 use crate::core::window::Tally;
@@ -20,34 +20,42 @@ impl Breaker {
         cold: &mut Cold,
         from: Word,
         to: State,
-        tally: Tally,
-        now: Nanos,
+        change: Change,
     ) -> Option<Announcement> {
+        let Change {
+            tally,
+            now,
+            open_for,
+            origin,
+        } = change;
         let mut next = from.next(to);
         match to {
-            State::Closed => {
-                self.window.reset(next.generation());
-                cold.failed_probes = 0;
-            }
+            State::Closed => self.window.reset(next.generation()),
             State::Open => {
-                let pause = duration_nanos(self.config.break_after(cold.failed_probes));
+                if from.state() == State::HalfOpen && open_for.is_none() {
+                    next = next.with_failed_probe();
+                }
+                let pause = open_for.unwrap_or_else(|| {
+                    duration_nanos(self.config.break_after(next.failed_probes()))
+                });
+                // Relaxed: published by the word's Release below.
                 self.open_until
                     .store(now.saturating_add(pause), Ordering::Relaxed);
                 if clock::anchor_coarse() {
                     next = next.with_coarse_clock();
                 }
             }
-            // Half-open needs nothing prepared under the lock: the first call after the break
-            // prepares it and publishes without one (`probe_after_break`), and an order from
-            // outside does the same under it.
-            State::HalfOpen | State::ForcedOpen | State::Disabled => {}
+            // The first call after the break begins half-open without the lock
+            // (`probe_after_break`); an order from outside begins it here.
+            State::HalfOpen => self.probes.begin(next.generation()),
+            State::ForcedOpen | State::Disabled => {}
         }
         let listeners = cold.listeners.clone();
-        let announcement = self.publish(from, next, now, tally, || listeners)?;
+        let announcement = self.publish(from, next, change, || listeners)?;
         let period = (now, next.generation());
         let before = cold.opened.as_deref().copied();
-        if let Some(opened) = Evidence::of((from.state(), to), tally, period, before, &self.config)
-        {
+        let judged = (&self.config, origin == Origin::Ordered);
+        if let Some(opened) = Evidence::of((from.state(), to), tally, period, before, judged) {
             match &mut cold.opened {
                 Some(kept) => **kept = opened,
                 None => cold.opened = Some(Box::new(opened)),
@@ -71,8 +79,7 @@ impl Breaker {
         &self,
         from: Word,
         next: Word,
-        now: Nanos,
-        tally: Tally,
+        change: Change,
         listeners: impl FnOnce() -> Option<Arc<Listeners>>,
     ) -> Option<Announcement> {
         if from.state() == State::Open {
@@ -84,26 +91,14 @@ impl Breaker {
         }
         // A display value: a transition racing this one between its swap and here may have
         // its time overwritten by this earlier one, not worth a read-modify-write.
-        self.mark_transition(now);
-        Some(self.announcement(from, next.state(), now, tally, listeners()))
-    }
-
-    fn announcement(
-        &self,
-        from: Word,
-        to: State,
-        at: Nanos,
-        tally: Tally,
-        listeners: Option<Arc<Listeners>>,
-    ) -> Announcement {
-        Announcement {
+        self.mark_transition(change.now);
+        Some(Announcement {
             from: from.state(),
-            to,
-            at,
-            tally,
-            listeners,
-            registered: self.audience.load(Ordering::Relaxed) & REGISTERED != 0,
-        }
+            to: next.state(),
+            change,
+            listeners: listeners(),
+            registered: next.registered(),
+        })
     }
 
     /// Records when the last transition happened (0 stands for none, so at least 1).
@@ -111,18 +106,15 @@ impl Breaker {
         self.last_transition.store(now.max(1), Ordering::Relaxed);
     }
 
-    pub(super) fn listened(&self) -> bool {
-        self.audience.load(Ordering::Acquire) & LISTENED != 0
-    }
-
     /// Traces the transition and hands it to the listeners captured with it, after every lock
     /// is released.
     #[inline]
     pub(super) fn emit(&self, announcement: Announcement) {
         let Announcement {
-            from, to, tally, ..
+            from, to, change, ..
         } = announcement;
-        events::trace(self.name(), from, to, tally);
+        self.wake_waiters();
+        events::trace(self.name(), from, to, change.tally);
         let registry_listens = announcement.registered && !events::every_registered().is_empty();
         if announcement.listeners.is_some() || registry_listens {
             self.deliver(announcement, registry_listens);
@@ -136,19 +128,20 @@ impl Breaker {
         let Announcement {
             from,
             to,
-            at,
-            tally,
+            change,
             listeners,
             ..
         } = announcement;
+        let tally = change.tally;
         let transition = Transition {
             breaker: self.name().clone(),
             from,
             to,
-            at: clock::to_instant(at),
+            at: clock::to_instant(change.now),
             failure_rate: tally.failure_rate(),
             slow_rate: tally.slow_rate(),
             calls: tally.calls,
+            origin: change.origin,
         };
         if let Some(listeners) = listeners {
             listeners.deliver(&transition);
@@ -163,10 +156,31 @@ impl Breaker {
 pub(super) struct Announcement {
     pub(super) from: State,
     pub(super) to: State,
-    /// When, on the breaker's clock.
-    at: Nanos,
-    /// The window that led to it.
-    tally: Tally,
+    change: Change,
     listeners: Option<Arc<Listeners>>,
     registered: bool,
+}
+
+/// What a transition carries besides its two states.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Change {
+    /// The window that led to it: empty unless the circuit tripped.
+    pub(super) tally: Tally,
+    /// When, on the breaker's clock.
+    pub(super) now: Nanos,
+    /// How long an opening lasts when an order says so; otherwise the breaker's own break.
+    pub(super) open_for: Option<Nanos>,
+    pub(super) origin: Origin,
+}
+
+impl Change {
+    /// A change this process decided, on `tally`, at `now`.
+    pub(super) fn local(tally: Tally, now: Nanos) -> Change {
+        Change {
+            tally,
+            now,
+            open_for: None,
+            origin: Origin::Local,
+        }
+    }
 }
