@@ -46,12 +46,21 @@ async fn a_waiter_sleeps_through_the_break_and_is_admitted_as_its_probe_at_the_i
 #[tokio::test(start_paused = true)]
 async fn a_closed_or_disabled_breaker_admits_a_waiter_at_once() {
     let breaker = breaker(count(4));
-    let permit = timeout(ms(1), breaker.admitted()).await.expect("closed admits at once");
+    let permit = timeout(ms(1), breaker.admitted())
+        .await
+        .expect("closed admits at once");
     assert!(!permit.is_probe());
     permit.success();
     breaker.disable();
-    timeout(ms(1), breaker.admitted()).await.expect("disabled admits at once").success();
-    assert_eq!(breaker.snapshot().calls, 0, "a disabled breaker records nothing");
+    timeout(ms(1), breaker.admitted())
+        .await
+        .expect("disabled admits at once")
+        .success();
+    assert_eq!(
+        breaker.snapshot().calls,
+        0,
+        "a disabled breaker records nothing"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -64,7 +73,10 @@ async fn a_forced_open_breaker_holds_its_waiter_until_the_operator_lets_go() {
     settle().await;
     assert!(!admitted.is_finished(), "forced open admits nobody");
     breaker.reset();
-    timeout(ms(1), admitted).await.expect("the reset wakes it").unwrap();
+    timeout(ms(1), admitted)
+        .await
+        .expect("the reset wakes it")
+        .unwrap();
     assert_eq!(breaker.snapshot().calls, 1);
 }
 
@@ -73,22 +85,34 @@ async fn a_waiter_behind_a_full_half_open_circuit_takes_the_slot_its_probe_gives
     let breaker = opened();
     advance(Duration::from_secs(30)).await;
     let probe = breaker.try_acquire().unwrap();
-    assert!(probe.is_probe() && breaker.try_acquire().is_err(), "its one slot is taken");
+    assert!(
+        probe.is_probe() && breaker.try_acquire().is_err(),
+        "its one slot is taken"
+    );
     let waiting = Arc::clone(&breaker);
     let admitted = tokio::spawn(async move { waiting.admitted().await.is_probe() });
     settle().await;
     assert!(!admitted.is_finished());
     drop(probe); // cancelled: records nothing, gives the slot back
-    let took_the_slot = timeout(ms(1), admitted).await.expect("woken by the slot").unwrap();
+    let took_the_slot = timeout(ms(1), admitted)
+        .await
+        .expect("woken by the slot")
+        .unwrap();
     assert!(took_the_slot);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_waiter_dropped_while_waiting_holds_nothing() {
     let breaker = opened();
-    assert!(timeout(Duration::from_secs(10), breaker.admitted()).await.is_err());
+    assert!(
+        timeout(Duration::from_secs(10), breaker.admitted())
+            .await
+            .is_err()
+    );
     advance(Duration::from_secs(20)).await;
-    let probe = breaker.try_acquire().expect("the cancelled waiter took no slot");
+    let probe = breaker
+        .try_acquire()
+        .expect("the cancelled waiter took no slot");
     assert!(probe.is_probe());
     probe.success();
     assert_eq!(breaker.state(), State::Closed);
@@ -110,7 +134,10 @@ async fn an_order_to_stay_open_longer_moves_the_waiters_wake_up() {
     assert_eq!(breaker.apply_order(1, order), Heeded::Applied);
     advance(Duration::from_secs(60)).await;
     settle().await;
-    assert!(!admitted.is_finished(), "the break it was told of has not ended");
+    assert!(
+        !admitted.is_finished(),
+        "the break it was told of has not ended"
+    );
     advance(Duration::from_secs(30)).await;
     assert_eq!(admitted.await.unwrap() - start, Duration::from_secs(90));
 }
@@ -127,7 +154,11 @@ async fn orders_apply_once_in_generation_order_and_say_where_they_came_from() {
         remaining: Duration::from_secs(5),
     };
     assert_eq!(breaker.apply_order(10, open), Heeded::Applied);
-    assert_eq!(breaker.apply_order(10, Order::Close), Heeded::Stale, "same generation");
+    assert_eq!(
+        breaker.apply_order(10, Order::Close),
+        Heeded::Stale,
+        "same generation"
+    );
     assert_eq!(breaker.apply_order(9, Order::Close), Heeded::Stale, "older");
     assert_eq!(breaker.state(), State::Open);
     let opened = breaker.snapshot().last_opened.unwrap();
@@ -171,7 +202,11 @@ async fn an_operators_forced_state_outranks_any_order() {
     assert_eq!(breaker.apply_order(2, Order::Close), Heeded::Held);
     assert_eq!(breaker.state(), State::ForcedOpen);
     breaker.reset();
-    assert_eq!(breaker.apply_order(2, Order::Close), Heeded::Applied, "held orders were not spent");
+    assert_eq!(
+        breaker.apply_order(2, Order::Close),
+        Heeded::Applied,
+        "held orders were not spent"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -197,7 +232,11 @@ async fn an_order_to_open_leaves_the_growth_of_the_breakers_own_break_alone() {
 #[tokio::test(start_paused = true)]
 async fn counts_only_grow_and_their_differences_are_what_happened_between_readings() {
     let breaker = breaker(count(4));
-    assert_eq!(breaker.counts(), Counts::default(), "counting starts at the first reading");
+    assert_eq!(
+        breaker.counts(),
+        Counts::default(),
+        "counting starts at the first reading"
+    );
     for _ in 0..10 {
         // A count window full of successes skips recording, unless outcomes are counted.
         breaker.try_acquire().unwrap().record(Verdict::Success);
@@ -211,7 +250,11 @@ async fn counts_only_grow_and_their_differences_are_what_happened_between_readin
     assert_eq!((delta.calls, delta.failures), (1, 1));
     // The window now holds three successes and a failure; one more failure is half of it.
     breaker.try_acquire().unwrap().record(Verdict::Failure);
-    assert_eq!(breaker.state(), State::Open, "a counted breaker judges as before");
+    assert_eq!(
+        breaker.state(),
+        State::Open,
+        "a counted breaker judges as before"
+    );
     assert_eq!(breaker.counts().failures, 2);
     breaker.reset();
     breaker.try_acquire().unwrap().record(Verdict::Success);

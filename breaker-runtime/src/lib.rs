@@ -82,7 +82,7 @@
 //! | `reqwest` | `IsFailure` for `reqwest::Error` and `reqwest::Response` |
 //! | `anyhow` | `IsFailure` for `anyhow::Error`, through its chain of sources |
 //! | `metrics` | every breaker's state, transitions, calls and durations through the `metrics` facade |
-//! | `serde` | `Serialize` for snapshots, states and configurations |
+//! | `serde` | `Serialize` for snapshots, states and configurations; `Deserialize` for a [`Config`] spelled as in the attribute (`{ "threshold": "50%", "window": "30s" }`) |
 //! | `test-util` | [`testing::isolated`](crate::testing): a test's own breakers, so tests of one guarded fn do not fail each other |
 //!
 //! # Semantics in brief
@@ -97,6 +97,34 @@
 //!   row close it with an empty window.
 //! * Every transition empties the window, and an outcome counts only in the state period its
 //!   call was admitted in. Timeouts and panics are failures; cancelled calls record nothing.
+//!
+//! # From outside a call
+//!
+//! A message consumer or a fleet of processes runs the breaker without handing it a future:
+//! [`Breaker::admitted`] waits for admission (the end of the break, a free probe slot) on
+//! tokio's clock, [`Breaker::apply_order`] applies another process's decision by generation,
+//! and [`Breaker::counts`] reads monotonic outcome counts to export. None costs a closed call
+//! anything until it is used.
+//!
+//! # Rates
+//!
+//! Every rate in the API is a percentage: the builder's `threshold(50.0)`, [`Rate::percent`],
+//! a snapshot's `failure_rate`, a transition's. [`Rate`] keeps it exactly (to four decimals).
+//!
+//! # Layout
+//!
+//! The source is in folders, each importing only from those below it:
+//!
+//! | folder | its job |
+//! |---|---|
+//! | `adapters/` | tower, tonic, http, reqwest, metrics and serde, each behind its feature (top) |
+//! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
+//! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
+//! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`BreakerError`], error chains |
+//! | `base/` | the clock, the atomics (std's or loom's), names (bottom) |
+//!
+//! The core announces transitions and call events to whoever subscribed (the registry, the
+//! `metrics` adapter, your listeners); it calls nothing above it.
 //!
 //! # Time
 //!

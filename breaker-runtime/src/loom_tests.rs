@@ -28,14 +28,7 @@ fn breaker(builder: ConfigBuilder) -> Arc<Breaker> {
 }
 
 fn record(b: &Breaker, generation: u32, ending: Ending) {
-    b.finish(
-        Kind::Closed {
-            generation,
-            counted: false,
-        },
-        None,
-        ending,
-    );
+    b.finish(Kind::Closed { generation }, None, ending);
 }
 
 /// A breaker with `probes` probe slots whose circuit opened on a 1 ms break that has just

@@ -32,7 +32,8 @@ use crate::registry::registry;
 /// ```
 pub fn install() -> Result<(), ObserverAlreadySet> {
     static INSTALLED: AtomicBool = AtomicBool::new(false);
-    if INSTALLED.swap(true, Ordering::AcqRel) {
+    // Relaxed: the flag only makes one caller the installer; it publishes nothing.
+    if INSTALLED.swap(true, Ordering::Relaxed) {
         return Err(ObserverAlreadySet);
     }
     add_call_observer(Recorder);

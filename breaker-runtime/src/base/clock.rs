@@ -45,7 +45,8 @@ pub(crate) static MODEL_NOW: std::sync::atomic::AtomicU64 = std::sync::atomic::A
 
 #[cfg(breaker_loom)]
 pub(crate) fn now() -> Nanos {
-    MODEL_NOW.load(std::sync::atomic::Ordering::SeqCst)
+    // Relaxed: a std atomic outside loom's model, set by the test between a model's steps.
+    MODEL_NOW.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// How close to a deadline the coarse clock stops answering for the precise one. A coarse

@@ -13,6 +13,10 @@
 //! one held in a later period. Two holders of one slot never share a stamp: a
 //! slot is taken from a probe that still holds it only once that probe has held it for the break
 //! (which is never zero), and a slot of the same period is otherwise only retaken once freed.
+//!
+//! Every ordering is `Relaxed`: a slot's stamp and the run's counter each say in their own value
+//! which period they belong to, and nothing else is published through them. What the period
+//! begins with (its run, its first slot) is published by the state word that announces it.
 
 use crate::base::clock::Nanos;
 use crate::base::sync::{AtomicU64, Ordering};
@@ -107,8 +111,8 @@ impl Probes {
 
     /// Starts the half-open period of `generation` with no success, unless it or a later one
     /// has begun: calls racing to begin the same period, or one late for it, must not wipe the
-    /// successes already counted. Called before the state word announces the period, which
-    /// publishes this.
+    /// successes already counted. Called before the state word announces the period, whose
+    /// Release publishes this.
     pub(crate) fn begin(&self, generation: u32) {
         if self.counts_nothing() {
             return;
@@ -120,7 +124,7 @@ impl Probes {
             match self.successes.compare_exchange_weak(
                 current,
                 fresh,
-                Ordering::Release,
+                Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return,
@@ -141,7 +145,8 @@ impl Probes {
         for (index, slot) in self.slots.iter().enumerate() {
             let mut held = slot.load(Ordering::Relaxed);
             while takeable(held, generation, now, give_up_after) {
-                match slot.compare_exchange_weak(held, stamp, Ordering::AcqRel, Ordering::Relaxed) {
+                match slot.compare_exchange_weak(held, stamp, Ordering::Relaxed, Ordering::Relaxed)
+                {
                     Ok(_) => return Some(ProbeId::new(index, now)),
                     Err(now_held) => held = now_held,
                 }
@@ -155,7 +160,7 @@ impl Probes {
         if let Some(slot) = self.slots.get(probe.index()) {
             // Fails when the slot was taken from a hung probe: the new holder keeps it.
             let stamp = probe.stamp(generation);
-            let _ = slot.compare_exchange(stamp, FREE, Ordering::AcqRel, Ordering::Relaxed);
+            let _ = slot.compare_exchange(stamp, FREE, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
@@ -175,7 +180,7 @@ impl Probes {
             match self.successes.compare_exchange_weak(
                 current,
                 next,
-                Ordering::AcqRel,
+                Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return Some(next as u32),

@@ -72,10 +72,7 @@ impl Breaker {
         if word.state() != State::Closed {
             return None;
         }
-        let kind = Kind::Closed {
-            generation: word.generation(),
-            counted: word.counted(),
-        };
+        let kind = Kind::closed(word);
         let permit = Permit::new(self, kind, self.start_clock());
         if observer::installed() {
             self.observe_admission(true);
@@ -104,7 +101,8 @@ impl Breaker {
         if !word.open_on_coarse_clock() {
             return None;
         }
-        let until = self.open_until.load(Ordering::Acquire);
+        // Relaxed: the word, read with Acquire first, published the deadline written before it.
+        let until = self.open_until.load(Ordering::Relaxed);
         clock::surely_before(until).then_some(until)
     }
 
@@ -136,10 +134,7 @@ impl Breaker {
         loop {
             match word.state() {
                 State::Closed => {
-                    let kind = Kind::Closed {
-                        generation: word.generation(),
-                        counted: word.counted(),
-                    };
+                    let kind = Kind::closed(word);
                     return Ok(Permit::new(self, kind, self.start_clock()));
                 }
                 State::Disabled => {
@@ -150,7 +145,8 @@ impl Breaker {
                     // A deadline far ahead was already answered by the coarse clock
                     // (`admit_otherwise`); here the precise clock decides, so the probe comes
                     // at the exact instant.
-                    let until = self.open_until.load(Ordering::Acquire);
+                    // Relaxed, as in `far_from_probe`.
+                    let until = self.open_until.load(Ordering::Relaxed);
                     let now = clock::now();
                     if now < until {
                         return Err(self.rejected_open(Some(until)));

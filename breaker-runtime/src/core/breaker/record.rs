@@ -19,16 +19,7 @@ impl Breaker {
         // The hot path, kept small enough to inline into the caller: a success through the
         // closed circuit into a count window already full of successes changes nothing. (No
         // start time means no slow-call detection and no observer when the call was admitted.)
-        let closed = (kind, ending, started);
-        if let (
-            Kind::Closed {
-                generation,
-                counted: false,
-            },
-            Ending::Success,
-            None,
-        ) = closed
-        {
+        if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
             if self.window.is_full_of_successes(generation) && !observer::installed() {
                 return;
             }
@@ -48,14 +39,14 @@ impl Breaker {
             self.observe_finish(ending, outcome, started);
         }
         match kind {
-            Kind::Closed {
-                generation,
-                counted,
-            } => {
+            Kind::Closed { generation } => {
                 if let Some(outcome) = outcome {
-                    if counted {
-                        self.count(outcome);
-                    }
+                    self.record_closed(generation, outcome);
+                }
+            }
+            Kind::Counted { generation } => {
+                if let Some(outcome) = outcome {
+                    self.count(outcome);
                     self.record_closed(generation, outcome);
                 }
             }

@@ -96,7 +96,7 @@ impl Breaker {
             _ => Tally::EMPTY,
         };
         let next_probe_at = (word.state() == State::Open)
-            .then(|| clock::to_instant(self.open_until.load(Ordering::Acquire)));
+            .then(|| clock::to_instant(self.open_until.load(Ordering::Relaxed)));
         Snapshot {
             config: self.config.clone(),
             state: word.state(),

@@ -20,6 +20,12 @@
 //! When a success evicts a success nothing changes, and the tally CAS is skipped. When the window
 //! is full of successes, a success is not written at all (every slot already says the same), so
 //! a healthy dependency costs one atomic load per call.
+//!
+//! Every ordering here is `Relaxed`: each word carries its period's tag in its own value and no
+//! other memory is published through it, so what a recorder decides rests on one word at a time,
+//! whose read-modify-writes are totally ordered anyway. What a new period must find (the reset
+//! words) is published by the breaker's state word, which recorders read with `Acquire` before
+//! they get here.
 
 use super::{Outcome, Tally};
 use crate::base::sync::{AtomicU64, Ordering};
@@ -83,7 +89,7 @@ impl CountWindow {
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
     ) -> Option<Tally> {
-        let tallies = self.tallies.load(Ordering::Acquire);
+        let tallies = self.tallies.load(Ordering::Relaxed);
         if gen_of(tallies) != generation & GEN_MASK {
             // The period is over: a late outcome is recorded nowhere and claims no position.
             return None;
@@ -108,7 +114,7 @@ impl CountWindow {
         let shift = 2 * (index % SLOTS_PER_WORD);
         let gen_tag = u64::from(generation & GEN_MASK);
 
-        let mut seen = word.load(Ordering::Acquire);
+        let mut seen = word.load(Ordering::Relaxed);
         if seen >> (2 * SLOTS_PER_WORD) == gen_tag && (seen >> shift) & 3 == encode(outcome) {
             // The slot already says what we would write: the window holds the same outcomes
             // in the same places whether we write or not, so we don't.
@@ -129,7 +135,7 @@ impl CountWindow {
             let next = (gen_tag << (2 * SLOTS_PER_WORD))
                 | (codes & !(3 << shift))
                 | (encode(outcome) << shift);
-            match word.compare_exchange_weak(seen, next, Ordering::AcqRel, Ordering::Acquire) {
+            match word.compare_exchange_weak(seen, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => break evicted,
                 Err(actual) => seen = actual,
             }
@@ -138,7 +144,7 @@ impl CountWindow {
             return None;
         }
 
-        let mut word = self.tallies.load(Ordering::Acquire);
+        let mut word = self.tallies.load(Ordering::Relaxed);
         loop {
             if gen_of(word) != generation & GEN_MASK {
                 // The period ended. Our slot write is tagged with the old generation and so
@@ -157,8 +163,8 @@ impl CountWindow {
             match self.tallies.compare_exchange_weak(
                 word,
                 next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
             ) {
                 Ok(_) => return consistent(unpack(next)),
                 Err(actual) => word = actual,
@@ -213,11 +219,11 @@ impl CountWindow {
 
     #[inline]
     pub(crate) fn is_full_of_successes(&self, generation: u32) -> bool {
-        self.tallies.load(Ordering::Acquire) == self.full_of_successes(generation)
+        self.tallies.load(Ordering::Relaxed) == self.full_of_successes(generation)
     }
 
     pub(crate) fn tally(&self, generation: u32) -> Tally {
-        let word = self.tallies.load(Ordering::Acquire);
+        let word = self.tallies.load(Ordering::Relaxed);
         if gen_of(word) != generation & GEN_MASK {
             return Tally::EMPTY;
         }
@@ -241,9 +247,9 @@ impl CountWindow {
 /// model swaps, which it orders as the memory model does.
 fn restart(word: &AtomicU64, value: u64) {
     #[cfg(breaker_loom)]
-    word.swap(value, Ordering::AcqRel);
+    word.swap(value, Ordering::Relaxed);
     #[cfg(not(breaker_loom))]
-    word.store(value, Ordering::Release);
+    word.store(value, Ordering::Relaxed);
 }
 
 fn encode(outcome: Outcome) -> u64 {

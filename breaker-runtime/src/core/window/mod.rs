@@ -1,9 +1,12 @@
 //! The sliding windows of recorded outcomes a closed circuit is judged over.
 //!
-//! Both kinds record without a lock or an allocation, and both tag what they hold with the
+//! Both kinds record with atomic words and no allocation, and both tag what they hold with the
 //! generation of the closed period it belongs to: a period starts with an empty window without
 //! anyone sweeping it, and a late outcome from an earlier period is turned away in the same atomic
-//! step that would have counted it.
+//! step that would have counted it. The count window's words are 64-bit and lock-free
+//! everywhere; the time window's buckets are 128-bit, lock-free where the processor has a
+//! 128-bit compare-and-swap (x86-64 with `cmpxchg16b`, aarch64), and behind a lock of
+//! `portable-atomic`'s elsewhere.
 
 mod count;
 mod time;

@@ -5,6 +5,9 @@
 //! D + D/10 after it was recorded. A bucket is one 128-bit word holding its period's generation,
 //! its epoch (which D/10 slice of time it counts) and its three counts, so it is claimed, reused
 //! and counted into with one CAS and never needs sweeping.
+//!
+//! Every ordering is `Relaxed`, for the count window's reason: a bucket's value says which
+//! period and which slice of time it counts, and nothing else is published through it.
 
 use std::time::Duration;
 
@@ -67,7 +70,7 @@ impl TimeWindow {
         }
         let epoch = self.epoch(now);
         let cell = &self.buckets[(epoch % BUCKETS) as usize];
-        let mut seen = cell.load(Ordering::Acquire);
+        let mut seen = cell.load(Ordering::Relaxed);
         loop {
             let bucket = unpack(seen);
             let mut tally = if bucket.generation == generation & GEN_MASK as u32 {
@@ -95,7 +98,7 @@ impl TimeWindow {
                 epoch,
                 tally,
             });
-            match cell.compare_exchange_weak(seen, next, Ordering::AcqRel, Ordering::Acquire) {
+            match cell.compare_exchange_weak(seen, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return Some(self.tally(generation, now)),
                 Err(actual) => seen = actual,
             }
@@ -106,7 +109,7 @@ impl TimeWindow {
         let epoch = self.epoch(now);
         let mut sum = Tally::EMPTY;
         for cell in self.buckets.iter() {
-            let bucket = unpack(cell.load(Ordering::Acquire));
+            let bucket = unpack(cell.load(Ordering::Relaxed));
             let age = epoch.wrapping_sub(bucket.epoch) & EPOCH_MASK;
             if bucket.generation == generation & GEN_MASK as u32 && age < BUCKETS {
                 sum.calls += bucket.tally.calls;
