@@ -30,14 +30,27 @@ def load(root):
     return rows
 
 
+def floor_line(rows):
+    """The machine's floor in this run, written under every table so that no figure is read
+    without the cost of an atomic on the machine that measured it."""
+    floor = {name: med for name, med, _, _ in rows.get('floor', [])}
+    atomic, bare = floor.get('AtomicU64::fetch_add'), floor.get('bare call')
+    if atomic is None or bare is None:
+        return ''
+    return f'\nFloor in this run: bare call {bare:.2f} ns, uncontended `fetch_add` {atomic:.2f} ns.'
+
+
 def tables(rows):
     out = []
+    under = floor_line(rows)
     for group in GROUPS:
         if group not in rows:
             continue
         out.append(f'\n### {group}\n\n| function | median ns/call | 95% interval |\n|---|---:|---:|')
         for name, med, lo, hi in rows[group]:
             out.append(f'| {name} | {med:.2f} | {lo:.2f} – {hi:.2f} |')
+        if group != 'floor' and under:
+            out.append(under)
     return '\n'.join(out)
 
 
