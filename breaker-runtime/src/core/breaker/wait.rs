@@ -23,8 +23,8 @@ impl Breaker {
     /// paused clock drives it, and it never polls in between.
     ///
     /// Cancel-safe: dropped while waiting, it holds nothing; the permit is taken in the same
-    /// step that ends the wait. Waiting is not a rejection: nothing is recorded or observed
-    /// until the permit is given its outcome.
+    /// step that ends the wait. Waiting is not a rejection: call observers see one admission
+    /// when it ends, and no rejection while it lasts.
     ///
     /// ```
     /// use std::time::Duration;
