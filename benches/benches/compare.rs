@@ -626,67 +626,63 @@ const HALF_OPEN_PROBES: u32 = 1000;
 /// closes the circuit: the whole half-open episode in one call (ours `probes = 1`). 128
 /// breakers are tripped (untimed), the break passes, then one probe on each is timed. recloser
 /// cannot take part: it needs at least two half-open records (`half_open_len` + 1) to decide.
+/// One "stays half-open" case of ours: each fixture is a breaker with `probes` slots, half-open
+/// after its first probe, and `per_fixture` more probes through `probe` are timed on it.
+fn ours_stays_half_open(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    (probes, per_fixture): (u32, u64),
+    probe: fn(&mut Breaker),
+) {
+    let half_open = move || {
+        let breaker = ours(
+            Config::builder()
+                .count_window(1)
+                .probes(probes)
+                .break_duration(SHORT_BREAK)
+                .no_timeout(),
+        );
+        breaker.try_acquire().expect("closed").failure();
+        wait_short_break();
+        breaker.try_acquire().expect("the first probe").success();
+        assert_eq!(breaker.state(), State::HalfOpen);
+        breaker
+    };
+    let still_half_open = |b: &mut Breaker| assert_eq!(b.state(), State::HalfOpen);
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| chunked(iters, per_fixture, half_open, probe, still_half_open))
+    });
+}
+
 fn half_open(c: &mut Criterion) {
     let mut group = configure(c, "half_open");
     let per_fixture = u64::from(HALF_OPEN_PROBES - 2);
 
     // --- stays half-open ---
-    let ours_half_open = |probes: u32| {
-        move || {
-            let breaker = ours(
-                Config::builder()
-                    .count_window(1)
-                    .probes(probes)
-                    .break_duration(SHORT_BREAK)
-                    .no_timeout(),
-            );
-            breaker.try_acquire().expect("closed").failure();
-            wait_short_break();
-            breaker.try_acquire().expect("the first probe").success();
-            assert_eq!(breaker.state(), State::HalfOpen);
-            breaker
-        }
-    };
-    let ours_still_half_open = |b: &mut Breaker| assert_eq!(b.state(), State::HalfOpen);
-    group.bench_function("stays half-open: ours permit API (probes = 1000)", |b| {
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                per_fixture,
-                ours_half_open(HALF_OPEN_PROBES),
-                |b| {
-                    black_box(ours_permit(b)).ok();
-                },
-                ours_still_half_open,
-            )
-        })
-    });
-    group.bench_function("stays half-open: ours Breaker::call (probes = 1000)", |b| {
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                per_fixture,
-                ours_half_open(HALF_OPEN_PROBES),
-                |b| {
-                    black_box(poll_once(b.call(body()))).ok();
-                },
-                ours_still_half_open,
-            )
-        })
-    });
-    group.bench_function("stays half-open: ours permit API (probes = 100)", |b| {
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                98,
-                ours_half_open(100),
-                |b| {
-                    black_box(ours_permit(b)).ok();
-                },
-                ours_still_half_open,
-            )
-        })
-    });
+    ours_stays_half_open(
+        &mut group,
+        "stays half-open: ours permit API (probes = 1000)",
+        (HALF_OPEN_PROBES, per_fixture),
+        |b| {
+            black_box(ours_permit(b)).ok();
+        },
+    );
+    ours_stays_half_open(
+        &mut group,
+        "stays half-open: ours Breaker::call (probes = 1000)",
+        (HALF_OPEN_PROBES, per_fixture),
+        |b| {
+            black_box(poll_once(b.call(body()))).ok();
+        },
+    );
+    ours_stays_half_open(
+        &mut group,
+        "stays half-open: ours permit API (probes = 100)",
+        (100, 98),
+        |b| {
+            black_box(ours_permit(b)).ok();
+        },
+    );
 
     group.bench_function("stays half-open: breaker async call", |b| {
         b.iter_custom(|iters| {
