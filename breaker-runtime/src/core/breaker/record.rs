@@ -119,22 +119,24 @@ impl Breaker {
         // An outcome that ends the period leaves its slot as it is: the next half-open period
         // counts every slot of this one as free.
         match outcome {
-            None => {
-                self.probes.release(generation, id);
-                self.wake_waiters();
-            }
+            None => self.give_back(generation, id),
             Some(Outcome::Success) => {
                 let run = self.probes.succeeded(generation);
                 if run.is_some_and(|run| run >= self.config.probes()) {
                     self.end_half_open(generation, State::Closed);
                 } else {
-                    self.probes.release(generation, id);
-                    self.wake_waiters();
+                    self.give_back(generation, id);
                 }
             }
             // A slow probe only exists when slow calls are detected, and then it fails.
             Some(Outcome::Failure | Outcome::Slow) => self.end_half_open(generation, State::Open),
         }
+    }
+
+    /// Frees a probe's slot for the next probe, and wakes whoever waits for one.
+    fn give_back(&self, generation: u32, id: ProbeId) {
+        self.probes.release(generation, id);
+        self.wake_waiters();
     }
 
     /// Closes the circuit after its run of successful probes, or opens it again after a failed
