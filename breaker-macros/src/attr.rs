@@ -9,7 +9,7 @@ use syn::{Expr, ExprLit, Lit, LitStr, Token};
 
 use std::time::Duration;
 
-use breaker_options::{MAX_DURATION, MAX_PROBES, OPTIONS, Rate, Window, grammar};
+use breaker_options::{MAX_DURATION, MAX_PROBES, Rate, Window, grammar, option_list};
 
 use crate::errors::Errors;
 
@@ -76,11 +76,7 @@ impl Parse for Parsed {
                 input.parse::<Token![,]>()?;
             }
 
-            let canonical = if key == "timeout_ms" {
-                "timeout"
-            } else {
-                key.as_str()
-            };
+            let canonical = breaker_options::canonical(&key).unwrap_or(&key);
             if seen.iter().any(|s| s == canonical) {
                 let message = if canonical == "timeout" {
                     "`timeout` and `timeout_ms` both set the timeout; keep one".to_string()
@@ -95,15 +91,6 @@ impl Parse for Parsed {
         }
         Ok(Parsed { options, errors })
     }
-}
-
-fn option_list() -> String {
-    OPTIONS
-        .iter()
-        .flat_map(|(keys, _)| keys.iter())
-        .map(|key| format!("`{key}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl Options {

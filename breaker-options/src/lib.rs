@@ -47,5 +47,5 @@ pub use rate::Rate;
 pub use settings::Settings;
 #[cfg(feature = "serde")]
 pub use spelled::Spelled;
-pub use table::OPTIONS;
+pub use table::{OPTIONS, canonical, option_list};
 pub use window::Window;

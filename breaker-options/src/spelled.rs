@@ -11,7 +11,7 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 use crate::grammar;
 use crate::rate::Rate;
 use crate::settings::Settings;
-use crate::table::OPTIONS;
+use crate::table::{canonical, option_list};
 use crate::window::Window;
 
 /// A breaker's name, if the file gives one, and its settings, each absent option at its
@@ -172,24 +172,8 @@ impl<'de> Visitor<'de> for SpelledVisitor {
     }
 }
 
-/// The option a key sets (`timeout_ms` and `timeout` set one), or `None` for an unknown key.
-fn canonical(key: &str) -> Option<&'static str> {
-    let keys = OPTIONS.iter().flat_map(|(keys, _)| keys.iter().copied());
-    keys.into_iter()
-        .find(|k| *k == key)
-        .map(|k| if k == "timeout_ms" { "timeout" } else { k })
-}
-
 fn unknown(key: &str) -> String {
-    let known: Vec<String> = OPTIONS
-        .iter()
-        .flat_map(|(keys, _)| keys.iter())
-        .map(|key| format!("`{key}`"))
-        .collect();
-    format!(
-        "unknown option `{key}`; the options are {}",
-        known.join(", ")
-    )
+    format!("unknown option `{key}`; the options are {}", option_list())
 }
 
 fn bounded<E: de::Error>(key: &str, n: u64) -> Result<u32, E> {

@@ -21,3 +21,28 @@ pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["is_failure"], "the `IsFailure` impl"),
     (&["crate"], "`::breaker_runtime`"),
 ];
+
+/// The option `key` sets: the last key of its row, so `timeout_ms` and `timeout` set one
+/// option, `timeout`. `None` for an unknown key.
+///
+/// ```
+/// assert_eq!(breaker_options::canonical("timeout_ms"), Some("timeout"));
+/// assert_eq!(breaker_options::canonical("window"), Some("window"));
+/// assert_eq!(breaker_options::canonical("treshold"), None);
+/// ```
+pub fn canonical(key: &str) -> Option<&'static str> {
+    OPTIONS
+        .iter()
+        .find(|(keys, _)| keys.contains(&key))
+        .and_then(|(keys, _)| keys.last().copied())
+}
+
+/// Every key, quoted and joined, for the sentence that lists them after an unknown one.
+pub fn option_list() -> String {
+    OPTIONS
+        .iter()
+        .flat_map(|(keys, _)| keys.iter())
+        .map(|key| format!("`{key}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
