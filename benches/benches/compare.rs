@@ -449,15 +449,44 @@ fn closed_time_window(c: &mut Criterion) {
     let mut group = configure(c, "closed_time_window");
     let span = Duration::from_secs(30);
 
-    let time = ours(
-        Config::builder()
-            .time_window(span)
-            .min_calls(100)
-            .no_timeout(),
-    );
-    group.bench_function("ours: permit API", |b| b.iter(|| ours_permit(&time)));
+    // A bucket (3 s here) stops counting at two million outcomes, which a loop of calls fills in
+    // a few dozen milliseconds; a fresh breaker every million calls keeps every call counted,
+    // and the check holds it to that.
+    let time = || {
+        let builder = Config::builder().time_window(span).min_calls(100);
+        (ours(builder.no_timeout()), 0)
+    };
+    let counted = |(breaker, calls): &mut (Breaker, u64)| {
+        let s = breaker.snapshot();
+        assert_eq!((s.state, u64::from(s.calls)), (State::Closed, *calls));
+    };
+    group.bench_function("ours: permit API", |b| {
+        b.iter_custom(|iters| {
+            chunked(
+                iters,
+                1_000_000,
+                time,
+                |(breaker, calls)| {
+                    black_box(ours_permit(breaker)).ok();
+                    *calls += 1;
+                },
+                counted,
+            )
+        })
+    });
     group.bench_function("ours: Breaker::call", |b| {
-        b.iter(|| poll_once(time.call(body())))
+        b.iter_custom(|iters| {
+            chunked(
+                iters,
+                1_000_000,
+                time,
+                |(breaker, calls)| {
+                    black_box(poll_once(breaker.call(body()))).ok();
+                    *calls += 1;
+                },
+                counted,
+            )
+        })
     });
 
     let fs: Failsafe<FailsafeTime> = failsafe::Config::new()

@@ -188,6 +188,25 @@ fn racing_records_into_one_time_bucket_are_all_counted() {
     });
 }
 
+// A success into a time window is judged only when the window holds a failure; here the
+// failure is being recorded at the same time, and one of the two must see the other.
+#[test]
+fn a_success_racing_the_failure_it_brings_to_min_calls_is_judged() {
+    loom::model(|| {
+        let b = breaker(
+            Config::builder()
+                .time_window(Duration::from_secs(1))
+                .min_calls(2)
+                .threshold(50.0),
+        );
+        race(&b, 2, |b, i| {
+            let ending = [Ending::Failure, Ending::Success][i];
+            record(b, 0, ending);
+        });
+        assert_eq!(b.state(), State::Open);
+    });
+}
+
 #[test]
 fn racing_probes_hold_distinct_slots_and_close_the_circuit_once() {
     loom::model(|| {

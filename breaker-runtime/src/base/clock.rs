@@ -55,9 +55,11 @@ pub(crate) fn now() -> Nanos {
 /// the precise clock is always consulted in time.
 pub(crate) const COARSE_MARGIN: Nanos = 50_000_000;
 
-/// What to add to a coarse reading to put it on tokio's running clock (wrapping).
+/// What to add to a coarse reading to put it on tokio's running clock (wrapping). Each anchoring
+/// measures it anew, a fraction of a tick apart; it only ever grows, so that the coarse clock never
+/// steps back and an outcome it dates never lands behind one dated before it.
 #[cfg(not(breaker_loom))]
-static COARSE_OFFSET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static COARSE_OFFSET: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
 
 /// The coarse clock (the kernel's last tick on Linux), in nanoseconds since its own origin.
 #[cfg(not(breaker_loom))]
@@ -87,8 +89,9 @@ pub(crate) fn anchor_coarse() -> bool {
     if first == second {
         return false;
     }
-    let offset = to_nanos(second).wrapping_sub(coarse_nanos());
-    COARSE_OFFSET.store(offset, std::sync::atomic::Ordering::Relaxed);
+    // The offset read as signed: the coarse clock's origin may be later or earlier than ours.
+    let offset = to_nanos(second).wrapping_sub(coarse_nanos()) as i64;
+    COARSE_OFFSET.fetch_max(offset, std::sync::atomic::Ordering::Relaxed);
     true
 }
 
@@ -109,7 +112,7 @@ pub(crate) fn surely_before(deadline: Nanos) -> bool {
 #[cfg(not(breaker_loom))]
 #[inline]
 pub(crate) fn estimate() -> Nanos {
-    coarse_nanos().wrapping_add(COARSE_OFFSET.load(std::sync::atomic::Ordering::Relaxed))
+    coarse_nanos().wrapping_add(COARSE_OFFSET.load(std::sync::atomic::Ordering::Relaxed) as u64)
 }
 
 /// Model checks run on the model clock, which has no coarse twin.

@@ -89,7 +89,7 @@ impl Breaker {
         };
         let opened = self.cold().opened.as_deref().copied();
         let tally = match word.state() {
-            State::Closed => self.window.tally(word.generation(), clock::now),
+            State::Closed => self.window.tally(word.generation()),
             State::Open => opened
                 .and_then(|o| o.tally_during(word.generation()))
                 .unwrap_or(Tally::EMPTY),

@@ -14,7 +14,6 @@ mod time;
 pub(crate) use count::CountWindow;
 pub(crate) use time::TimeWindow;
 
-use crate::base::clock::Nanos;
 use crate::core::config::Window as WindowConfig;
 
 /// What a recorded call ended in, as far as the window cares.
@@ -83,24 +82,24 @@ impl Window {
         }
     }
 
-    /// Records an outcome of a call admitted in `generation`, completed at `now` (read only for
-    /// a time window). Returns the tally to judge, or `None` when there is nothing new to judge:
-    /// the outcome belonged to an earlier period, or it changed no count.
+    /// Records an outcome of a call admitted in `generation`, completing now. Returns the tally
+    /// to judge, or `None` when there is nothing new to judge: the outcome belonged to an earlier
+    /// period, changed no count, or was a success that cannot have reached a threshold.
     #[inline]
     pub(crate) fn record(
         &self,
         generation: u32,
         outcome: Outcome,
-        now: impl FnOnce() -> Nanos,
         current_generation: impl Fn() -> u32,
     ) -> Option<Tally> {
         match self {
             Window::Count(w) => w.record(generation, outcome, current_generation),
-            Window::Time(w) => w.record(generation, outcome, now(), current_generation),
+            Window::Time(w) => w.record(generation, outcome, current_generation),
         }
     }
 
-    /// Whether a success would change nothing: a count window full of successes.
+    /// Whether a success would change nothing: a count window full of successes. (A success
+    /// into a time window is counted, and judged only when it could reach a threshold.)
     #[inline]
     pub(crate) fn is_full_of_successes(&self, generation: u32) -> bool {
         match self {
@@ -109,11 +108,11 @@ impl Window {
         }
     }
 
-    /// What the window holds for the closed period of `generation`.
-    pub(crate) fn tally(&self, generation: u32, now: impl FnOnce() -> Nanos) -> Tally {
+    /// What the window holds for the closed period of `generation`, now.
+    pub(crate) fn tally(&self, generation: u32) -> Tally {
         match self {
             Window::Count(w) => w.tally(generation),
-            Window::Time(w) => w.tally(generation, now()),
+            Window::Time(w) => w.tally(generation),
         }
     }
 

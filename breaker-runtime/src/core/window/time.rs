@@ -6,14 +6,25 @@
 //! its epoch (which D/10 slice of time it counts) and its three counts, so it is claimed, reused
 //! and counted into with one CAS and never needs sweeping.
 //!
-//! Every ordering is `Relaxed`, for the count window's reason: a bucket's value says which
-//! period and which slice of time it counts, and nothing else is published through it.
+//! A success is the common case and cannot open the circuit unless the window holds a failure
+//! or a slow call (every threshold is above 0%), so a success into a window that holds neither is
+//! counted and not judged; the window keeps the first epoch at which every failure and slow call
+//! recorded so far has left it. And on a clock that runs and cannot be paused, a period's
+//! outcomes are dated by the coarse clock (the kernel's last tick, a quarter of the price), which
+//! moves bucket edges by a tick or so: only for buckets of 100 ms and more (windows of 1 s and
+//! more), where a tick is a tenth of a bucket at most.
+//!
+//! Orderings are `Relaxed`, for the count window's reason (a bucket says which period and which
+//! slice of time it counts, and nothing else is published through it), except four that are
+//! `SeqCst` for one reason: a failure marks the window before it counts and sums it, and a success
+//! counts before it reads the mark, so of two such calls at the same time one surely sees the
+//! other, and a success that brings the window to `min_calls` is never left unjudged.
 
 use std::time::Duration;
 
 use super::{Outcome, Tally};
-use crate::base::clock::{Nanos, duration_nanos};
-use crate::base::sync::{AtomicU128, Ordering};
+use crate::base::clock::{self, Nanos, duration_nanos};
+use crate::base::sync::{AtomicU64, AtomicU128, Ordering};
 
 /// Ten full buckets behind the one being filled.
 const BUCKETS: u64 = 11;
@@ -27,12 +38,28 @@ const COUNT_MASK: u128 = (1 << COUNT_BITS) - 1;
 /// A bucket stops counting at two million outcomes, which keeps its failures and slow counts,
 /// each at most its calls, within their fields. Its rates stay those of what it counted.
 const BUCKET_CAPACITY: u32 = (1 << COUNT_BITS) - 1;
+/// The shortest bucket the coarse clock dates: ten of the slowest common kernel ticks.
+const COARSE_BUCKET: Nanos = 100_000_000;
 
 const _: () = assert!(GEN_BITS + EPOCH_BITS + CALL_BITS + 2 * COUNT_BITS == 128);
 
 pub(crate) struct TimeWindow {
     bucket_nanos: u64,
-    buckets: Box<[AtomicU128]>,
+    /// 2^64 / `bucket_nanos`, rounded down, so that an epoch is a multiplication rather than a
+    /// division (see [`TimeWindow::epoch`]).
+    per_epoch: u64,
+    ring: Box<Ring>,
+}
+
+/// The window's shared state, on the heap so that the breaker stays as small with a time window
+/// as with a count window.
+struct Ring {
+    /// Which clock dates the outcomes of which closed period: the generation shifted left once,
+    /// with the low bit set for the coarse clock. `u64::MAX` before any period chose.
+    dating: AtomicU64,
+    /// The first epoch at which every failure and slow call recorded so far is out of the window.
+    clean_from: AtomicU64,
+    buckets: [AtomicU128; BUCKETS as usize],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,20 +72,47 @@ struct Bucket {
 impl TimeWindow {
     pub(crate) fn new(span: Duration) -> TimeWindow {
         // Rounded up, so ten buckets always cover at least the whole span.
-        let bucket_nanos = duration_nanos(span).div_ceil(10).max(1);
+        let bucket_nanos = duration_nanos(span).div_ceil(10).max(2);
         TimeWindow {
             bucket_nanos,
-            // Generation and epoch bits all set: no period's bucket, and no epoch a real clock
-            // reading maps to for thousands of years.
-            buckets: (0..BUCKETS).map(|_| AtomicU128::new(u128::MAX)).collect(),
+            per_epoch: u64::MAX / bucket_nanos,
+            ring: Box::new(Ring {
+                dating: AtomicU64::new(u64::MAX),
+                clean_from: AtomicU64::new(0),
+                // Generation and epoch bits all set: no period's bucket, and no epoch a real
+                // clock reading maps to for thousands of years.
+                buckets: std::array::from_fn(|_| AtomicU128::new(u128::MAX)),
+            }),
         }
     }
 
+    /// The slice of time `now` falls in. `now * per_epoch / 2^64` never exceeds `now /
+    /// bucket_nanos` and steps by one at most every `bucket_nanos` (plus a fraction of a
+    /// nanosecond per bucket for buckets over four seconds): a bucket is never shorter than D/10.
+    #[inline]
     fn epoch(&self, now: Nanos) -> u64 {
-        (now / self.bucket_nanos) & EPOCH_MASK
+        ((u128::from(now) * u128::from(self.per_epoch)) >> 64) as u64 & EPOCH_MASK
     }
 
+    /// Records an outcome of the closed period of `generation`, now. Returns the tally to judge,
+    /// or `None` when nothing can have been reached: the outcome belonged to an earlier period or
+    /// found its bucket full, or it was a success into a window holding no failure and no slow
+    /// call.
+    ///
+    /// Out of line, so that the count window's path through the same caller stays as it is.
+    #[inline(never)]
     pub(crate) fn record(
+        &self,
+        generation: u32,
+        outcome: Outcome,
+        current_generation: impl Fn() -> u32,
+    ) -> Option<Tally> {
+        let now = self.dated(generation, &current_generation);
+        self.record_at(generation, outcome, now, current_generation)
+    }
+
+    #[inline]
+    fn record_at(
         &self,
         generation: u32,
         outcome: Outcome,
@@ -69,7 +123,31 @@ impl TimeWindow {
             return None;
         }
         let epoch = self.epoch(now);
-        let cell = &self.buckets[(epoch % BUCKETS) as usize];
+        if outcome != Outcome::Success {
+            // Before it is counted: see the module's note on orderings.
+            self.ring
+                .clean_from
+                .fetch_max(epoch + BUCKETS, Ordering::SeqCst);
+        }
+        match self.count(generation, outcome, epoch, current_generation) {
+            Counted::Yes => {}
+            Counted::Late | Counted::Full => return None,
+        }
+        if outcome == Outcome::Success && epoch >= self.ring.clean_from.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some(self.tally_at(generation, now))
+    }
+
+    #[inline]
+    fn count(
+        &self,
+        generation: u32,
+        outcome: Outcome,
+        epoch: u64,
+        current_generation: impl Fn() -> u32,
+    ) -> Counted {
+        let cell = &self.ring.buckets[(epoch % BUCKETS) as usize];
         let mut seen = cell.load(Ordering::Relaxed);
         loop {
             let bucket = unpack(seen);
@@ -79,7 +157,7 @@ impl TimeWindow {
                     Distance::Older => Tally::EMPTY,
                     // The clock read before we got here is already a whole round behind: the
                     // outcome would be leaving the window now, so it is not worth a slot.
-                    Distance::Newer => return None,
+                    Distance::Newer => return Counted::Late,
                 }
             } else if current_generation() == generation {
                 // A bucket of an earlier period: ours to reuse while our period lasts. Should it
@@ -87,10 +165,10 @@ impl TimeWindow {
                 // the next period.
                 Tally::EMPTY
             } else {
-                return None;
+                return Counted::Late;
             };
             if tally.calls >= BUCKET_CAPACITY {
-                return Some(self.tally(generation, now));
+                return Counted::Full;
             }
             tally.add(outcome);
             let next = pack(Bucket {
@@ -98,18 +176,73 @@ impl TimeWindow {
                 epoch,
                 tally,
             });
-            match cell.compare_exchange_weak(seen, next, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return Some(self.tally(generation, now)),
+            match cell.compare_exchange_weak(seen, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return Counted::Yes,
                 Err(actual) => seen = actual,
             }
         }
     }
 
-    pub(crate) fn tally(&self, generation: u32, now: Nanos) -> Tally {
+    /// The time an outcome of `generation` is dated at, by the clock its period dates by. The
+    /// period's first outcome chooses the clock, so that all of them are dated alike.
+    #[inline]
+    fn dated(&self, generation: u32, current_generation: impl Fn() -> u32) -> Nanos {
+        let dating = self.ring.dating.load(Ordering::Relaxed);
+        if dating == dating_tag(generation, true) {
+            clock::estimate()
+        } else if dating == dating_tag(generation, false) {
+            clock::now()
+        } else {
+            self.choose_clock(generation, dating, current_generation)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn choose_clock(
+        &self,
+        generation: u32,
+        seen: u64,
+        current_generation: impl Fn() -> u32,
+    ) -> Nanos {
+        let coarse = self.bucket_nanos >= COARSE_BUCKET && clock::anchor_coarse();
+        let mut tag = dating_tag(generation, coarse);
+        // Only the period that is on chooses, so that a late outcome of an earlier one does not
+        // undo the choice. Should the period end before the CAS, its successor chooses again.
+        if current_generation() == generation {
+            if let Err(chosen) =
+                self.ring
+                    .dating
+                    .compare_exchange(seen, tag, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                if chosen | 1 == tag | 1 {
+                    tag = chosen;
+                }
+            }
+        }
+        if tag & 1 == 1 {
+            clock::estimate()
+        } else {
+            clock::now()
+        }
+    }
+
+    /// What the window holds for `generation`, now, by the clock its period dates by.
+    pub(crate) fn tally(&self, generation: u32) -> Tally {
+        let now = if self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true) {
+            clock::estimate()
+        } else {
+            clock::now()
+        };
+        self.tally_at(generation, now)
+    }
+
+    #[inline(never)]
+    fn tally_at(&self, generation: u32, now: Nanos) -> Tally {
         let epoch = self.epoch(now);
         let mut sum = Tally::EMPTY;
-        for cell in self.buckets.iter() {
-            let bucket = unpack(cell.load(Ordering::Relaxed));
+        for cell in &self.ring.buckets {
+            let bucket = unpack(cell.load(Ordering::SeqCst));
             let age = epoch.wrapping_sub(bucket.epoch) & EPOCH_MASK;
             if bucket.generation == generation & GEN_MASK as u32 && age < BUCKETS {
                 sum.calls += bucket.tally.calls;
@@ -121,8 +254,20 @@ impl TimeWindow {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.buckets)
+        std::mem::size_of::<Ring>()
     }
+}
+
+fn dating_tag(generation: u32, coarse: bool) -> u64 {
+    u64::from(generation) << 1 | u64::from(coarse)
+}
+
+enum Counted {
+    Yes,
+    /// The outcome's period or its bucket's round is over.
+    Late,
+    /// The bucket is at its capacity.
+    Full,
 }
 
 enum Distance {
@@ -189,15 +334,15 @@ mod tests {
     fn an_outcome_stays_at_least_the_span_and_at_most_a_tenth_longer() {
         let w = TimeWindow::new(Duration::from_secs(10));
         let recorded_at = 123 * MS;
-        w.record(0, Failure, recorded_at, || 0);
+        w.record_at(0, Failure, recorded_at, || 0);
         let span = 10_000 * MS;
         assert_eq!(
-            w.tally(0, recorded_at + span).failures,
+            w.tally_at(0, recorded_at + span).failures,
             1,
             "still there at exactly D"
         );
         assert_eq!(
-            w.tally(0, recorded_at + span + span / 10 + 1).failures,
+            w.tally_at(0, recorded_at + span + span / 10 + 1).failures,
             0,
             "gone after D + D/10"
         );
@@ -208,10 +353,10 @@ mod tests {
         let w = TimeWindow::new(Duration::from_secs(1));
         for i in 0..100 {
             let outcome = if i % 4 == 0 { Failure } else { Success };
-            w.record(3, outcome, i * 10 * MS, || 3);
+            w.record_at(3, outcome, i * 10 * MS, || 3);
         }
         assert_eq!(
-            w.tally(3, 990 * MS),
+            w.tally_at(3, 990 * MS),
             Tally {
                 calls: 100,
                 failures: 25,
@@ -223,23 +368,109 @@ mod tests {
     #[test]
     fn other_periods_and_stale_rounds_read_as_empty() {
         let w = TimeWindow::new(Duration::from_secs(1));
-        w.record(1, Failure, 0, || 1);
-        assert_eq!(w.tally(2, 0), Tally::EMPTY);
+        w.record_at(1, Failure, 0, || 1);
+        assert_eq!(w.tally_at(2, 0), Tally::EMPTY);
         assert_eq!(
-            w.record(1, Failure, 0, || 2),
+            w.record_at(1, Failure, 0, || 2),
             None,
             "a late outcome records nothing"
         );
         // The same bucket a whole ring later reads as empty for the same period.
-        assert_eq!(w.tally(1, BUCKETS * 100 * MS), Tally::EMPTY);
-        w.record(1, Success, BUCKETS * 100 * MS, || 1);
+        const ROUND_LATER: Nanos = BUCKETS * 100 * MS + MS;
+        assert_eq!(w.tally_at(1, ROUND_LATER), Tally::EMPTY);
+        w.record_at(1, Success, ROUND_LATER, || 1);
         assert_eq!(
-            w.tally(1, BUCKETS * 100 * MS),
+            w.tally_at(1, ROUND_LATER),
             Tally {
                 calls: 1,
                 failures: 0,
                 slow: 0
             }
         );
+    }
+
+    #[test]
+    fn a_success_is_judged_only_while_a_failure_or_slow_call_is_in_the_window() {
+        let w = TimeWindow::new(Duration::from_secs(1));
+        assert_eq!(w.record_at(0, Success, 0, || 0), None, "nothing to reach");
+        assert!(w.record_at(0, Failure, 50 * MS, || 0).is_some());
+        let judged = w.record_at(0, Success, 60 * MS, || 0);
+        assert_eq!(judged.map(|t| (t.calls, t.failures)), Some((3, 1)));
+        assert_eq!(
+            w.record_at(0, Success, 1_150 * MS, || 0),
+            None,
+            "the failure has left the window"
+        );
+        assert!(w.record_at(0, Slow, 1_200 * MS, || 0).is_some());
+        assert!(w.record_at(0, Success, 1_300 * MS, || 0).is_some());
+    }
+
+    #[test]
+    fn every_bucket_is_at_least_a_tenth_of_the_span() {
+        for span in [
+            1_000_000,
+            999_999_999,
+            1_000_000_007,
+            30 * 86_400 * 1_000_000_000,
+        ] {
+            let w = TimeWindow::new(Duration::from_nanos(span));
+            let tenth = span.div_ceil(10);
+            for start in [0, 1, tenth - 1, 86_400 * 1_000_000_000, 1 << 60] {
+                let first = w.epoch(start);
+                assert!(w.epoch(start + tenth - 1) <= first + 1);
+                let mut boundary = start;
+                while w.epoch(boundary) == first {
+                    boundary += tenth / 3 + 1;
+                }
+                // From one step into the next epoch, that epoch lasts a tenth of the span.
+                let mut low = boundary - (tenth / 3 + 1);
+                while low + 1 < boundary {
+                    let mid = low + (boundary - low) / 2;
+                    if w.epoch(mid) == first {
+                        low = mid
+                    } else {
+                        boundary = mid
+                    }
+                }
+                assert_eq!(
+                    w.epoch(boundary + tenth - 1),
+                    first + 1,
+                    "span {span}, from {start}"
+                );
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_clock_dates_outcomes_precisely() {
+        let w = TimeWindow::new(Duration::from_secs(10));
+        w.record(0, Failure, || 0);
+        assert_eq!(w.ring.dating.load(Ordering::Relaxed), dating_tag(0, false));
+        tokio::time::advance(Duration::from_secs(12)).await;
+        assert_eq!(w.tally(0), Tally::EMPTY, "the paused clock moved it out");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_running_clock_dates_outcomes_of_long_buckets_coarsely() {
+        let long = TimeWindow::new(Duration::from_secs(1));
+        let short = TimeWindow::new(Duration::from_millis(999));
+        // A period's first outcome chooses; on a running clock the choice may still fall on the
+        // precise clock when it does not move between two reads, so each try is a new period.
+        let coarse = (0..1_000).find(|&generation| {
+            long.record(generation, Failure, || generation);
+            long.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true)
+        });
+        let coarse = coarse.expect("a running clock moves between two reads");
+        assert_eq!(
+            long.tally(coarse).failures,
+            1,
+            "tallied by the clock it was dated by"
+        );
+        short.record(0, Failure, || 0);
+        assert_eq!(
+            short.ring.dating.load(Ordering::Relaxed),
+            dating_tag(0, false)
+        );
+        assert_eq!(short.tally(0).failures, 1);
     }
 }
