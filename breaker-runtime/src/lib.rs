@@ -120,7 +120,7 @@
 //! | `adapters/` | tower, tonic, http, reqwest, metrics and serde, each behind its feature (top) |
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
 //! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
-//! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`BreakerError`], error chains |
+//! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`Classify`], [`BreakerError`], error chains |
 //! | `base/` | the clock, the atomics (std's or loom's), names (bottom) |
 //!
 //! The core announces transitions and call events to whoever subscribed (the registry, the
@@ -168,7 +168,7 @@ pub use core::breaker::observer::{
 pub use core::breaker::permit::{OwnedPermit, Permit};
 pub use core::breaker::remote::{Heeded, Order};
 pub use core::breaker::snapshot::Snapshot;
-pub use core::call::{ByIsFailure, Call, Classify, OwnedCall};
+pub use core::call::{Call, OwnedCall};
 pub use core::config::{
     Config, ConfigBuilder, ConfigError, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES,
     MIN_TIME_WINDOW, Rate, Settings, Window,
@@ -176,6 +176,7 @@ pub use core::config::{
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::opening::{OpenReason, Opening};
 pub use core::state::State;
+pub use outcome::classify::{ByIsFailure, Classify};
 pub use outcome::classify::{IsFailure, Verdict};
 pub use outcome::error::{BreakerError, ProbeTime};
 pub use registry::conflict::{Conflict, NameClash, RegistryError};

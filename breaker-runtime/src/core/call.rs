@@ -18,7 +18,7 @@ use crate::base::clock::{self, Nanos, duration_nanos};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::observer::Ending;
 use crate::core::breaker::permit::{Admitted, OwnedPermit, Permit};
-use crate::outcome::classify::{IsFailure, Verdict};
+use crate::outcome::classify::{ByIsFailure, Classify, IsFailure, Verdict};
 use crate::outcome::error::BreakerError;
 
 impl Breaker {
@@ -407,29 +407,4 @@ fn expired(
     deadline
         .as_pin_mut()
         .is_some_and(|timer| timer.poll(cx).is_ready())
-}
-
-/// How a [`Call`] classifies the body's value: any `FnOnce(&T) -> Verdict`, or
-/// [`ByIsFailure`], the value's own [`IsFailure`] impl.
-pub trait Classify<T> {
-    /// The verdict for the value.
-    fn classify(self, value: &T) -> Verdict;
-}
-
-impl<T, C: FnOnce(&T) -> Verdict> Classify<T> for C {
-    #[inline]
-    fn classify(self, value: &T) -> Verdict {
-        self(value)
-    }
-}
-
-/// Classifies a value through its [`IsFailure`] impl: what [`Breaker::call`] uses.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ByIsFailure;
-
-impl<T: IsFailure> Classify<T> for ByIsFailure {
-    #[inline]
-    fn classify(self, value: &T) -> Verdict {
-        Verdict::of(value)
-    }
 }

@@ -133,3 +133,28 @@ impl<E: IsFailure + ?Sized> IsFailure for &E {
         (**self).is_ignored()
     }
 }
+
+/// How a [`Call`](crate::Call) classifies the body's value: any `FnOnce(&T) -> Verdict`, or
+/// [`ByIsFailure`], the value's own [`IsFailure`] impl.
+pub trait Classify<T> {
+    /// The verdict for the value.
+    fn classify(self, value: &T) -> Verdict;
+}
+
+impl<T, C: FnOnce(&T) -> Verdict> Classify<T> for C {
+    #[inline]
+    fn classify(self, value: &T) -> Verdict {
+        self(value)
+    }
+}
+
+/// Classifies a value through its [`IsFailure`] impl: what [`Breaker::call`](crate::Breaker::call) uses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByIsFailure;
+
+impl<T: IsFailure> Classify<T> for ByIsFailure {
+    #[inline]
+    fn classify(self, value: &T) -> Verdict {
+        Verdict::of(value)
+    }
+}

@@ -1,0 +1,163 @@
+use super::*;
+use Outcome::*;
+
+const MS: Nanos = 1_000_000;
+
+#[test]
+fn buckets_round_trip() {
+    let b = Bucket {
+        generation: 12345,
+        epoch: EPOCH_MASK,
+        tally: Tally {
+            calls: BUCKET_CAPACITY,
+            failures: BUCKET_CAPACITY,
+            slow: 7,
+        },
+    };
+    assert_eq!(unpack(pack(b)), b);
+    assert_ne!(unpack(u128::MAX).generation, 0);
+}
+
+#[test]
+fn an_outcome_stays_at_least_the_span_and_at_most_a_tenth_longer() {
+    let w = TimeWindow::new(Duration::from_secs(10));
+    let recorded_at = 123 * MS;
+    w.record_at(0, Failure, recorded_at, || 0);
+    let span = 10_000 * MS;
+    assert_eq!(
+        w.tally_at(0, recorded_at + span).failures,
+        1,
+        "still there at exactly D"
+    );
+    assert_eq!(
+        w.tally_at(0, recorded_at + span + span / 10 + 1).failures,
+        0,
+        "gone after D + D/10"
+    );
+}
+
+#[test]
+fn every_outcome_in_the_span_counts() {
+    let w = TimeWindow::new(Duration::from_secs(1));
+    for i in 0..100 {
+        let outcome = if i % 4 == 0 { Failure } else { Success };
+        w.record_at(3, outcome, i * 10 * MS, || 3);
+    }
+    assert_eq!(
+        w.tally_at(3, 990 * MS),
+        Tally {
+            calls: 100,
+            failures: 25,
+            slow: 0
+        }
+    );
+}
+
+#[test]
+fn other_periods_and_stale_rounds_read_as_empty() {
+    let w = TimeWindow::new(Duration::from_secs(1));
+    w.record_at(1, Failure, 0, || 1);
+    assert_eq!(w.tally_at(2, 0), Tally::EMPTY);
+    assert_eq!(
+        w.record_at(1, Failure, 0, || 2),
+        None,
+        "a late outcome records nothing"
+    );
+    // The same bucket a whole ring later reads as empty for the same period.
+    const ROUND_LATER: Nanos = BUCKETS * 100 * MS + MS;
+    assert_eq!(w.tally_at(1, ROUND_LATER), Tally::EMPTY);
+    w.record_at(1, Success, ROUND_LATER, || 1);
+    assert_eq!(
+        w.tally_at(1, ROUND_LATER),
+        Tally {
+            calls: 1,
+            failures: 0,
+            slow: 0
+        }
+    );
+}
+
+#[test]
+fn a_success_is_judged_only_while_a_failure_or_slow_call_is_in_the_window() {
+    let w = TimeWindow::new(Duration::from_secs(1));
+    assert_eq!(w.record_at(0, Success, 0, || 0), None, "nothing to reach");
+    assert!(w.record_at(0, Failure, 50 * MS, || 0).is_some());
+    let judged = w.record_at(0, Success, 60 * MS, || 0);
+    assert_eq!(judged.map(|t| (t.calls, t.failures)), Some((3, 1)));
+    assert_eq!(
+        w.record_at(0, Success, 1_150 * MS, || 0),
+        None,
+        "the failure has left the window"
+    );
+    assert!(w.record_at(0, Slow, 1_200 * MS, || 0).is_some());
+    assert!(w.record_at(0, Success, 1_300 * MS, || 0).is_some());
+}
+
+#[test]
+fn every_bucket_is_at_least_a_tenth_of_the_span() {
+    for span in [
+        1_000_000,
+        999_999_999,
+        1_000_000_007,
+        30 * 86_400 * 1_000_000_000,
+    ] {
+        let w = TimeWindow::new(Duration::from_nanos(span));
+        let tenth = span.div_ceil(10);
+        for start in [0, 1, tenth - 1, 86_400 * 1_000_000_000, 1 << 60] {
+            let first = w.epoch(start);
+            assert!(w.epoch(start + tenth - 1) <= first + 1);
+            let mut boundary = start;
+            while w.epoch(boundary) == first {
+                boundary += tenth / 3 + 1;
+            }
+            // From one step into the next epoch, that epoch lasts a tenth of the span.
+            let mut low = boundary - (tenth / 3 + 1);
+            while low + 1 < boundary {
+                let mid = low + (boundary - low) / 2;
+                if w.epoch(mid) == first {
+                    low = mid
+                } else {
+                    boundary = mid
+                }
+            }
+            assert_eq!(
+                w.epoch(boundary + tenth - 1),
+                first + 1,
+                "span {span}, from {start}"
+            );
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_paused_clock_dates_outcomes_precisely() {
+    let w = TimeWindow::new(Duration::from_secs(10));
+    w.record(0, Failure, || 0);
+    assert_eq!(w.ring.dating.load(Ordering::Relaxed), dating_tag(0, false));
+    tokio::time::advance(Duration::from_secs(12)).await;
+    assert_eq!(w.tally(0), Tally::EMPTY, "the paused clock moved it out");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_running_clock_dates_outcomes_of_long_buckets_coarsely() {
+    let long = TimeWindow::new(Duration::from_secs(1));
+    let short = TimeWindow::new(Duration::from_millis(999));
+    // A period's first outcome chooses; on a running clock the choice may still fall on the
+    // precise clock when it does not move between two reads, so each try is a new period.
+    let coarse = (0..1_000).find(|&generation| {
+        long.record(generation, Failure, || generation);
+        long.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true)
+    });
+    let coarse = coarse.expect("a running clock moves between two reads");
+    assert_eq!(
+        long.tally(coarse).failures,
+        1,
+        "tallied by the clock it was dated by"
+    );
+    short.record(0, Failure, || 0);
+    assert_eq!(
+        short.ring.dating.load(Ordering::Relaxed),
+        dating_tag(0, false)
+    );
+    assert_eq!(short.tally(0).failures, 1);
+}
