@@ -186,6 +186,10 @@ impl Breaker {
     /// compare-and-swap announces the period, so no racing call can take that slot first. Of
     /// the calls racing here, only the one holding a slot of the new period tries the swap,
     /// and a lost swap gives the slot back.
+    ///
+    /// Out of line: once per break, and it keeps the announcement's code out of the rejection
+    /// path around it.
+    #[inline(never)]
     fn probe_after_break(
         &self,
         seen: Word,
