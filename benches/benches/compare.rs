@@ -54,7 +54,7 @@ use common::{Dependency, poll_once};
 
 use breaker_runtime::{Breaker, BreakerError, Config, ConfigBuilder, State, circuit_breaker};
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use tower::{Layer, Service, ServiceExt};
 use tower_resilience_circuitbreaker::{
     CircuitBreakerError, CircuitBreakerLayer, CircuitState, DefaultClassifier, SlidingWindowType,
@@ -444,48 +444,45 @@ fn closed_count_window(c: &mut Criterion) {
     group.finish();
 }
 
+/// Times `call` through closed breakers with a time window of `span` (min calls 100).
+///
+/// A bucket (a tenth of the span) stops counting at two million outcomes, which a loop of calls
+/// fills in a few dozen milliseconds; a fresh breaker every million calls keeps every call
+/// counted, and the check after each holds it to that.
+fn time_window_rounds(b: &mut Bencher<'_>, span: Duration, mut call: impl FnMut(&Breaker)) {
+    b.iter_custom(|iters| {
+        chunked(
+            iters,
+            1_000_000,
+            || {
+                let builder = Config::builder().time_window(span).min_calls(100);
+                (ours(builder.no_timeout()), 0)
+            },
+            |(breaker, calls): &mut (Breaker, u64)| {
+                call(breaker);
+                *calls += 1;
+            },
+            |(breaker, calls)| {
+                let s = breaker.snapshot();
+                assert_eq!((s.state, u64::from(s.calls)), (State::Closed, *calls));
+            },
+        )
+    })
+}
+
 /// Closed, time window of 30 s (min calls 100). recloser and breaker have no time window.
 fn closed_time_window(c: &mut Criterion) {
     let mut group = configure(c, "closed_time_window");
     let span = Duration::from_secs(30);
 
-    // A bucket (3 s here) stops counting at two million outcomes, which a loop of calls fills in
-    // a few dozen milliseconds; a fresh breaker every million calls keeps every call counted,
-    // and the check holds it to that.
-    let time = || {
-        let builder = Config::builder().time_window(span).min_calls(100);
-        (ours(builder.no_timeout()), 0)
-    };
-    let counted = |(breaker, calls): &mut (Breaker, u64)| {
-        let s = breaker.snapshot();
-        assert_eq!((s.state, u64::from(s.calls)), (State::Closed, *calls));
-    };
     group.bench_function("ours: permit API", |b| {
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                1_000_000,
-                time,
-                |(breaker, calls)| {
-                    black_box(ours_permit(breaker)).ok();
-                    *calls += 1;
-                },
-                counted,
-            )
+        time_window_rounds(b, span, |breaker| {
+            black_box(ours_permit(breaker)).ok();
         })
     });
     group.bench_function("ours: Breaker::call", |b| {
-        b.iter_custom(|iters| {
-            chunked(
-                iters,
-                1_000_000,
-                time,
-                |(breaker, calls)| {
-                    black_box(poll_once(breaker.call(body()))).ok();
-                    *calls += 1;
-                },
-                counted,
-            )
+        time_window_rounds(b, span, |breaker| {
+            black_box(poll_once(breaker.call(body()))).ok();
         })
     });
 
