@@ -130,7 +130,11 @@
 //!
 //! Every reading comes from `tokio::time`, so `tokio::time::pause()` and `advance()` drive every
 //! behaviour in tests. Guarded calls need a tokio runtime with the time driver enabled (for the
-//! timeout), as `tokio::time::timeout` does.
+//! timeout), as `tokio::time::timeout` does. Where tokio's clock runs and a test cannot pause it
+//! (outside a runtime, or on a multi-thread one), two things read the kernel's coarse clock
+//! instead, anchored to tokio's, for a quarter of the price: a rejection far from the end of the
+//! break, and the dating of outcomes in a time window of 1 s or more (bucket edges move by a
+//! kernel tick, a tenth of a bucket at most). A paused clock is always read exactly.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
