@@ -79,17 +79,6 @@ erased!(
     dyn Error + Send + Sync + 'static
 );
 
-/// Classified like `Box<dyn Error + Send + Sync>`: by the first error of a known type in its
-/// chain (feature `anyhow`).
-///
-/// ```
-/// use breaker_runtime::IsFailure;
-///
-/// let missing = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound))
-///     .context("loading the order");
-/// assert!(!missing.is_failure(), "the context is not a known type; its source is");
-/// assert!(anyhow::anyhow!("unexpected reply").is_failure());
-/// ```
 /// `NotFound`, `PermissionDenied`, `InvalidInput` and `InvalidData` are answers; every other kind,
 /// time-outs and connection errors among them, is a failure. An `io::Error` that carries a
 /// [`BreakerError`] (a nested breaker's answer) is classified as that error is.
@@ -117,6 +106,17 @@ impl IsFailure for io::Error {
     }
 }
 
+/// Classified like `Box<dyn Error + Send + Sync>`: by the first error of a known type in its
+/// chain (feature `anyhow`).
+///
+/// ```
+/// use breaker_runtime::IsFailure;
+///
+/// let missing = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound))
+///     .context("loading the order");
+/// assert!(!missing.is_failure(), "the context is not a known type; its source is");
+/// assert!(anyhow::anyhow!("unexpected reply").is_failure());
+/// ```
 #[cfg(feature = "anyhow")]
 impl IsFailure for anyhow::Error {
     fn is_failure(&self) -> bool {
