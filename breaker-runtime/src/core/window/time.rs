@@ -188,10 +188,8 @@ impl TimeWindow {
     #[inline]
     fn dated(&self, generation: u32, current_generation: impl Fn() -> u32) -> Nanos {
         let dating = self.ring.dating.load(Ordering::Relaxed);
-        if dating == dating_tag(generation, true) {
-            clock::estimate()
-        } else if dating == dating_tag(generation, false) {
-            clock::now()
+        if dating | 1 == dating_tag(generation, true) {
+            reading(dating & 1 == 1)
         } else {
             self.choose_clock(generation, dating, current_generation)
         }
@@ -220,21 +218,13 @@ impl TimeWindow {
                 }
             }
         }
-        if tag & 1 == 1 {
-            clock::estimate()
-        } else {
-            clock::now()
-        }
+        reading(tag & 1 == 1)
     }
 
     /// What the window holds for `generation`, now, by the clock its period dates by.
     pub(crate) fn tally(&self, generation: u32) -> Tally {
-        let now = if self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true) {
-            clock::estimate()
-        } else {
-            clock::now()
-        };
-        self.tally_at(generation, now)
+        let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
+        self.tally_at(generation, reading(coarse))
     }
 
     #[inline(never)]
@@ -255,6 +245,16 @@ impl TimeWindow {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Ring>()
+    }
+}
+
+/// A reading of the coarse clock or of tokio's.
+#[inline]
+fn reading(coarse: bool) -> Nanos {
+    if coarse {
+        clock::estimate()
+    } else {
+        clock::now()
     }
 }
 
