@@ -1,0 +1,369 @@
+//! The consumer: fetch what the circuit admits, hand each delivery to the handler under its own
+//! permit, settle it on the broker by how it ended.
+
+use std::error::Error;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use breaker_runtime::{Breaker, IsFailure, OwnedPermit, State};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff::Backoff;
+use crate::cancels::Cancels;
+use crate::flow::Flow;
+use crate::reply::{Failure, Handled, Rules};
+use crate::source::{Delivery, Settlement, Source};
+use crate::stats::{Counters, Stats, bump};
+use crate::status::Status;
+use crate::unwind::CatchUnwind;
+
+/// A queue worker that stops pulling while its circuit breaker is open.
+///
+/// Closed, up to `concurrency` handlers run at once and fetching follows free capacity. Open,
+/// it fetches nothing and sleeps until the break ends; the handlers in flight when it opened
+/// see their [`CancellationToken`] fire. Half-open, it fetches at most the breaker's `probes`
+/// messages at a time and hands them out as probes; their successes close the circuit and
+/// restore full concurrency. See the [crate docs](crate) for what counts and how each
+/// delivery is settled.
+pub struct Consumer<S: Source> {
+    source: Arc<S>,
+    breaker: Arc<Breaker>,
+    concurrency: usize,
+    rules: Arc<Rules>,
+    counters: Arc<Counters>,
+}
+
+/// Builds a [`Consumer`]: see [`Consumer::builder`].
+pub struct ConsumerBuilder<S: Source> {
+    source: S,
+    breaker: Arc<Breaker>,
+    concurrency: usize,
+    rules: Rules,
+}
+
+impl<S: Source> Consumer<S> {
+    /// A consumer of `source` guarded by `breaker`. Consumers given the same breaker (the same
+    /// `Arc`, or the one [`registry().get(name)`](breaker_runtime::Registry::get) returns)
+    /// pause and resume together.
+    pub fn builder(source: S, breaker: Arc<Breaker>) -> ConsumerBuilder<S> {
+        ConsumerBuilder {
+            source,
+            breaker,
+            concurrency: 1,
+            rules: Rules {
+                count_permanent: false,
+                excluded: Vec::new(),
+            },
+        }
+    }
+
+    /// The breaker this consumer pulls through.
+    pub fn breaker(&self) -> &Arc<Breaker> {
+        &self.breaker
+    }
+
+    /// The source it pulls from.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// Whether it is pulling, and if paused, when it resumes.
+    pub fn status(&self) -> Status {
+        Status::of(&self.breaker)
+    }
+
+    /// What it did so far.
+    pub fn stats(&self) -> Stats {
+        self.counters.read()
+    }
+
+    /// Pulls and handles messages until `shutdown` fires, then waits for the handlers in flight
+    /// to finish and settle, and returns what it did.
+    ///
+    /// The handler gets each delivery and a token that fires if the circuit opens while it
+    /// runs; it answers with [`Handled`] or a [`Failure`]. It runs under the breaker's timeout:
+    /// one that outlives it is dropped, counts as a failure, and its message goes back.
+    pub async fn run<H, Fut, E>(&self, handler: H, shutdown: CancellationToken) -> Stats
+    where
+        H: Fn(Delivery<S::Payload, S::Id>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Handled, Failure<E>>> + Send + 'static,
+        E: IsFailure + Error + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let slots = Arc::new(Semaphore::new(self.concurrency));
+        let cancels = Arc::new(Cancels::default());
+        let _opened = self.breaker.on_transition({
+            let cancels = Arc::clone(&cancels);
+            move |t| {
+                if matches!(t.to, State::Open | State::ForcedOpen) {
+                    cancels.fire();
+                }
+            }
+        });
+        let mut handlers = JoinSet::new();
+        let mut flow = Flow::Unset;
+        let mut backoff = Backoff::default();
+        loop {
+            while handlers.try_join_next().is_some() {}
+            let Some(room) = until(&shutdown, self.room(&slots)).await else {
+                break;
+            };
+            // Taken before admission: a delivery admitted just before an opening gets the
+            // token that opening fires.
+            let token = cancels.token();
+            let Some(mut permits) = until(&shutdown, self.admit(&mut flow, room.len())).await
+            else {
+                break;
+            };
+            // Half-open fetches one message per probe it holds; otherwise, what there is room for.
+            let probing = permits.first().is_some_and(OwnedPermit::is_probe);
+            let max = if probing { permits.len() } else { room.len() };
+            bump(&self.counters.fetches, 1);
+            let fetched = match until(&shutdown, self.source.fetch(max)).await {
+                None => break,
+                Some(Ok(fetched)) => {
+                    backoff.reset();
+                    fetched
+                }
+                Some(Err(error)) => {
+                    bump(&self.counters.source_errors, 1);
+                    let wait = backoff.next();
+                    tracing::warn!(breaker = %self.breaker.name(), %error, ?wait, "fetch failed; trying again");
+                    if until(&shutdown, tokio::time::sleep(wait)).await.is_none() {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            bump(&self.counters.delivered, fetched.len() as u64);
+            for (delivery, slot) in fetched.into_iter().zip(room) {
+                let permit = match permits.pop() {
+                    Some(permit) => permit,
+                    None => match self.breaker.try_acquire_owned() {
+                        Ok(permit) => permit,
+                        Err(_) => {
+                            // Opened between the fetch and now: back unhandled, nothing recorded.
+                            bump(&self.counters.released, 1);
+                            settle(
+                                &*self.source,
+                                &self.counters,
+                                delivery.id,
+                                Settlement::Retry,
+                            )
+                            .await;
+                            continue;
+                        }
+                    },
+                };
+                handlers.spawn(handle(
+                    Arc::clone(&self.source),
+                    Arc::clone(&handler),
+                    Arc::clone(&self.rules),
+                    Arc::clone(&self.counters),
+                    Handout {
+                        delivery,
+                        permit,
+                        token: token.clone(),
+                        slot,
+                    },
+                ));
+            }
+        }
+        while handlers.join_next().await.is_some() {}
+        self.counters.read()
+    }
+
+    /// Waits for one free handler slot, then takes every other one free now.
+    async fn room(&self, slots: &Arc<Semaphore>) -> Vec<OwnedSemaphorePermit> {
+        let Ok(first) = Arc::clone(slots).acquire_owned().await else {
+            // The semaphore is ours and never closed.
+            return Vec::new();
+        };
+        let mut room = vec![first];
+        while let Ok(more) = Arc::clone(slots).try_acquire_owned() {
+            room.push(more);
+        }
+        room
+    }
+
+    /// Waits until the circuit admits calls. Closed, that is at once and takes no permit (each
+    /// delivery takes its own after the fetch). Otherwise it pauses the source while open,
+    /// sleeps until admitted, and returns the permits taken for the fetch: up to `room` probes
+    /// while half-open.
+    async fn admit(&self, flow: &mut Flow, room: usize) -> Vec<OwnedPermit> {
+        if matches!(self.breaker.state(), State::Closed | State::Disabled) {
+            self.tell(flow, Flow::Flowing(self.concurrency)).await;
+            return Vec::new();
+        }
+        if matches!(self.breaker.state(), State::Open | State::ForcedOpen) {
+            self.tell(flow, Flow::Paused).await;
+        }
+        let first = self.breaker.admitted_owned().await;
+        if !first.is_probe() {
+            self.tell(flow, Flow::Flowing(self.concurrency)).await;
+            return vec![first];
+        }
+        self.tell(flow, Flow::Flowing(self.breaker.config().probes() as usize))
+            .await;
+        let mut permits = vec![first];
+        while permits.len() < room {
+            match self.breaker.try_acquire_owned() {
+                Ok(permit) => permits.push(permit),
+                Err(_) => break,
+            }
+        }
+        permits
+    }
+
+    /// Tells the source how much it may hand out, if that changed.
+    async fn tell(&self, flow: &mut Flow, wanted: Flow) {
+        if *flow == wanted {
+            return;
+        }
+        let told = match wanted {
+            Flow::Paused => {
+                bump(&self.counters.pauses, 1);
+                tracing::info!(breaker = %self.breaker.name(), status = %self.status(), "consumer paused: the circuit is open");
+                self.source.pause().await
+            }
+            Flow::Flowing(in_flight) => {
+                if *flow == Flow::Paused {
+                    tracing::info!(breaker = %self.breaker.name(), in_flight, "consumer resumed");
+                }
+                self.source.resume(in_flight).await
+            }
+            Flow::Unset => Ok(()),
+        };
+        match told {
+            Ok(()) => *flow = wanted,
+            // Told again next time round.
+            Err(error) => {
+                bump(&self.counters.source_errors, 1);
+                tracing::warn!(breaker = %self.breaker.name(), %error, "the source did not take a pause or resume");
+            }
+        }
+    }
+}
+
+impl<S: Source> ConsumerBuilder<S> {
+    /// How many handlers may run at once while the circuit is closed (1 by default; 0 is
+    /// taken as 1).
+    pub fn concurrency(mut self, handlers: usize) -> Self {
+        self.concurrency = handlers.max(1);
+        self
+    }
+
+    /// Counts [`Failure::Permanent`] against the breaker as its `IsFailure` says. Off by
+    /// default: a poison message says nothing about the downstream.
+    pub fn count_permanent(mut self, count: bool) -> Self {
+        self.rules.count_permanent = count;
+        self
+    }
+
+    /// Records nothing for an error of type `T` found anywhere in the handler error's
+    /// `source()` chain (the message still goes back for redelivery).
+    pub fn exclude<T: Error + 'static>(mut self) -> Self {
+        self.rules.excluded.push(|error| error.is::<T>());
+        self
+    }
+
+    /// The consumer.
+    pub fn build(self) -> Consumer<S> {
+        Consumer {
+            source: Arc::new(self.source),
+            breaker: self.breaker,
+            concurrency: self.concurrency,
+            rules: Arc::new(self.rules),
+            counters: Arc::default(),
+        }
+    }
+}
+
+/// What one handler task is given.
+struct Handout<P, I> {
+    delivery: Delivery<P, I>,
+    permit: OwnedPermit,
+    token: CancellationToken,
+    slot: OwnedSemaphorePermit,
+}
+
+/// Runs the handler on one delivery under its permit, records how it ended and settles it.
+async fn handle<S, H, Fut, E>(
+    source: Arc<S>,
+    handler: Arc<H>,
+    rules: Arc<Rules>,
+    counters: Arc<Counters>,
+    handout: Handout<S::Payload, S::Id>,
+) where
+    S: Source,
+    H: Fn(Delivery<S::Payload, S::Id>, CancellationToken) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Handled, Failure<E>>> + Send + 'static,
+    E: IsFailure + Error + Send + 'static,
+{
+    let Handout {
+        delivery,
+        permit,
+        token,
+        slot,
+    } = handout;
+    bump(&counters.handled, 1);
+    let id = delivery.id.clone();
+    // Whether the token had fired when the handler returned, read once for both the record
+    // and the settlement.
+    let fired = AtomicBool::new(false);
+    let seen = token.clone();
+    let call = permit.run(handler(delivery, token), |answer| {
+        let cancelled = seen.is_cancelled();
+        fired.store(cancelled, Ordering::Relaxed);
+        rules.ending(answer, cancelled).verdict
+    });
+    let settlement = match CatchUnwind::new(call).await {
+        Ok(Ok(answer)) => {
+            rules
+                .ending(&answer, fired.load(Ordering::Relaxed))
+                .settlement
+        }
+        // The only answer of the breaker's own to an admitted call: its timeout.
+        Ok(Err(_)) => {
+            bump(&counters.timeouts, 1);
+            Settlement::Retry
+        }
+        // Recorded as a failure by the permit on the way out.
+        Err(_) => {
+            bump(&counters.panics, 1);
+            Rules::panicked().settlement
+        }
+    };
+    settle(&*source, &counters, id, settlement).await;
+    drop(slot);
+}
+
+async fn settle<S: Source>(source: &S, counters: &Counters, id: S::Id, settlement: Settlement) {
+    match source.settle(id.clone(), settlement).await {
+        Ok(()) => bump(
+            match settlement {
+                Settlement::Ack => &counters.acked,
+                Settlement::Retry => &counters.retried,
+                Settlement::DeadLetter => &counters.dead_lettered,
+            },
+            1,
+        ),
+        // The broker still holds the delivery and hands it out again its own way.
+        Err(error) => {
+            bump(&counters.source_errors, 1);
+            tracing::warn!(?id, ?settlement, %error, "settling a delivery failed");
+        }
+    }
+}
+
+/// `work`, unless `shutdown` fires first.
+async fn until<T>(shutdown: &CancellationToken, work: impl Future<Output = T>) -> Option<T> {
+    tokio::select! {
+        biased;
+        () = shutdown.cancelled() => None,
+        done = work => Some(done),
+    }
+}

@@ -1,0 +1,127 @@
+//! A queue consumer that stops pulling while its circuit breaker is open.
+//!
+//! A worker whose downstream is down takes a message, fails it, and burns one delivery
+//! attempt; after the queue's maximum deliveries the message is dead-lettered though nothing
+//! was wrong with it. A [`Consumer`] pulls through a [`Breaker`](breaker_runtime::Breaker):
+//! while the circuit is open it fetches nothing, so messages stay on the queue untouched, in
+//! order, with no delivery counted; half-open, a few real messages go through as probes;
+//! closed, full concurrency is back.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use breaker_consumer::{Consumer, Failure, Handled, MemoryQueue};
+//! use breaker_runtime::{Breaker, Config, IsFailure};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! #[derive(Debug, thiserror::Error, IsFailure)]
+//! enum ShipError {
+//!     #[error("the carrier API is down")]
+//!     Unavailable,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let queue = MemoryQueue::new(5);
+//! for order in 0..100 {
+//!     queue.publish(order);
+//! }
+//! let breaker = Arc::new(Breaker::new(
+//!     Config::builder().count_window(10).break_duration(Duration::from_secs(30)).build().unwrap(),
+//! ));
+//! let consumer = Consumer::builder(queue.clone(), breaker).concurrency(4).build();
+//!
+//! let shutdown = CancellationToken::new();
+//! let stop = shutdown.clone();
+//! let outage_ends = tokio::time::Instant::now() + Duration::from_secs(60);
+//! let worker = consumer.run(
+//!     move |delivery: breaker_consumer::Delivery<u32, u64>, _cancelled| async move {
+//!         if tokio::time::Instant::now() < outage_ends {
+//!             return Err(Failure::Retry(ShipError::Unavailable));
+//!         }
+//!         let _ = delivery.payload; // ship it
+//!         Ok(Handled::Done)
+//!     },
+//!     shutdown,
+//! );
+//! let watcher = async {
+//!     while queue.stats().acked < 100 {
+//!         tokio::time::sleep(Duration::from_secs(1)).await;
+//!     }
+//!     stop.cancel();
+//! };
+//! let (stats, ()) = tokio::join!(worker, watcher);
+//! assert!(queue.dead_letters().is_empty(), "nothing dead-lettered for the outage");
+//! assert!(stats.pauses >= 1);
+//! # }
+//! ```
+//!
+//! # What counts
+//!
+//! The handler answers [`Handled::Done`] (a success), [`Handled::Skipped`] (answered without
+//! the downstream: no handler for the type, a duplicate; recorded neither way), or a
+//! [`Failure`]. A [`Failure::Retry`] (what `?` makes of the handler's error) counts as its
+//! [`IsFailure`](breaker_runtime::IsFailure) says, so a business error (declined, not found)
+//! counts as the downstream answering; an error whose `source()` chain holds a type given to
+//! [`exclude`](ConsumerBuilder::exclude) records nothing. A [`Failure::Permanent`] (poison: the
+//! message can never succeed) records nothing unless
+//! [`count_permanent`](ConsumerBuilder::count_permanent) is set. A handler that panics, or
+//! outlives the breaker's timeout, is a failure. A handler whose [`CancellationToken`] fired
+//! (the circuit opened while it ran) and that then returns an error has honoured it: nothing is
+//! recorded.
+//!
+//! # How each delivery is settled
+//!
+//! | the handler | the breaker records | the broker is told |
+//! |---|---|---|
+//! | `Ok(Handled::Done)` | success | ack |
+//! | `Ok(Handled::Skipped)` | nothing | ack |
+//! | `Err(Failure::Retry(e))` | as `e.is_failure()` says, or nothing if excluded | retry (redelivery, counted against the broker's maximum) |
+//! | `Err(Failure::Permanent(e))` | nothing (or as `e` says, with `count_permanent`) | dead-letter |
+//! | any error after its token fired | nothing | retry |
+//! | panicked, or outlived the timeout | failure | retry |
+//!
+//! A message that arrives after the circuit opened, between the fetch and its admission, goes
+//! back unhandled with nothing recorded (`Stats::released`).
+//!
+//! # Losing the broker
+//!
+//! A broker that does not answer is not a downstream failure: the consumer logs it, waits
+//! (100 ms doubling to 10 s) and tries again, and records nothing in the breaker. A settlement
+//! that fails leaves the delivery with the broker, which hands it out again its own way, so a
+//! message may be handled twice but is never lost: handlers should be idempotent, as with any
+//! at-least-once queue.
+//!
+//! # The prefetch caveat
+//!
+//! A message fetched before a pause has had its delivery counted, even if it then goes back
+//! unhandled. The consumer fetches no more than it can run at once, so that is at most
+//! `concurrency` messages per opening.
+//!
+//! # Adding a broker
+//!
+//! Implement [`Source`]: `fetch` up to `max` deliveries (waiting a bounded time for them),
+//! `settle` one as [`Settlement::Ack`], [`Settlement::Retry`] or [`Settlement::DeadLetter`]
+//! the broker's way, and, for a broker that pushes messages, `pause` and `resume`. The
+//! [`MemoryQueue`] is the model: read it first.
+
+#![deny(missing_docs)]
+
+mod backoff;
+mod cancels;
+mod consumer;
+mod flow;
+mod memory;
+mod reply;
+mod source;
+mod stats;
+mod status;
+mod unwind;
+
+pub use consumer::{Consumer, ConsumerBuilder};
+pub use memory::{Disconnected, MemoryQueue, QueueStats};
+pub use reply::{Failure, Handled};
+pub use source::{Delivery, Settlement, Source};
+pub use stats::Stats;
+pub use status::Status;
+pub use tokio_util::sync::CancellationToken;

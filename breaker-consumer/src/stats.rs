@@ -1,0 +1,71 @@
+//! What a consumer did, counted as it goes: for logs, health checks and the demo's figures.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts of what a consumer did since it was built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Fetches asked of the source.
+    pub fetches: u64,
+    /// Deliveries the source handed out.
+    pub delivered: u64,
+    /// Deliveries given to the handler.
+    pub handled: u64,
+    /// Deliveries acked.
+    pub acked: u64,
+    /// Deliveries sent back for redelivery.
+    pub retried: u64,
+    /// Deliveries dead-lettered by the handler's word ([`Failure::Permanent`](crate::Failure)).
+    pub dead_lettered: u64,
+    /// Deliveries sent back unhandled because the circuit opened between fetch and admission.
+    pub released: u64,
+    /// Handlers that panicked.
+    pub panics: u64,
+    /// Handlers cut off by the breaker's timeout.
+    pub timeouts: u64,
+    /// Times the consumer paused for an open circuit.
+    pub pauses: u64,
+    /// Errors talking to the broker (fetch, settle, pause, resume).
+    pub source_errors: u64,
+}
+
+/// The live counters behind [`Stats`].
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) fetches: AtomicU64,
+    pub(crate) delivered: AtomicU64,
+    pub(crate) handled: AtomicU64,
+    pub(crate) acked: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
+    pub(crate) released: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) timeouts: AtomicU64,
+    pub(crate) pauses: AtomicU64,
+    pub(crate) source_errors: AtomicU64,
+}
+
+/// Adds `n` to a counter. Counters publish nothing but themselves, so `Relaxed`.
+pub(crate) fn bump(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+impl Counters {
+    pub(crate) fn read(&self) -> Stats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Stats {
+            fetches: get(&self.fetches),
+            delivered: get(&self.delivered),
+            handled: get(&self.handled),
+            acked: get(&self.acked),
+            retried: get(&self.retried),
+            dead_lettered: get(&self.dead_lettered),
+            released: get(&self.released),
+            panics: get(&self.panics),
+            timeouts: get(&self.timeouts),
+            pauses: get(&self.pauses),
+            source_errors: get(&self.source_errors),
+        }
+    }
+}

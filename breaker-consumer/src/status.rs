@@ -1,0 +1,51 @@
+//! Where a consumer stands, as its breaker sees it: for logs and health checks.
+
+use std::fmt;
+
+use breaker_runtime::{Breaker, State};
+use tokio::time::Instant;
+
+/// Whether a consumer is pulling messages, and if not, until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The circuit is closed: pulling with full concurrency.
+    Running,
+    /// The circuit is half-open: pulling a few messages as probes.
+    Probing,
+    /// The circuit is open: pulling nothing.
+    Paused {
+        /// When the break ends and the first probe may be fetched, on tokio's clock; `None`
+        /// while an operator holds the circuit open.
+        resumes_at: Option<Instant>,
+    },
+}
+
+impl Status {
+    /// The status of a consumer that pulls through `breaker`.
+    pub fn of(breaker: &Breaker) -> Status {
+        match breaker.state() {
+            State::Closed | State::Disabled => Status::Running,
+            State::HalfOpen => Status::Probing,
+            // Open, forced open, or a state this crate does not know yet: not pulling.
+            _ => Status::Paused {
+                resumes_at: breaker.snapshot().next_probe_at,
+            },
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Running => f.write_str("running"),
+            Status::Probing => f.write_str("probing"),
+            Status::Paused {
+                resumes_at: Some(at),
+            } => {
+                let left = at.saturating_duration_since(Instant::now());
+                write!(f, "paused, resuming in {:.1}s", left.as_secs_f64())
+            }
+            Status::Paused { resumes_at: None } => f.write_str("paused until an operator resets"),
+        }
+    }
+}
