@@ -12,8 +12,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
-use crate::cancels::Cancels;
 use crate::flow::Flow;
+use crate::openings::Openings;
 use crate::reply::{Failure, Handled, Rules};
 use crate::source::{Delivery, Settlement, Source};
 use crate::stats::{Counters, Stats, bump};
@@ -94,12 +94,12 @@ impl<S: Source> Consumer<S> {
     {
         let handler = Arc::new(handler);
         let slots = Arc::new(Semaphore::new(self.concurrency));
-        let cancels = Arc::new(Cancels::default());
+        let openings = Arc::new(Openings::default());
         let _opened = self.breaker.on_transition({
-            let cancels = Arc::clone(&cancels);
+            let openings = Arc::clone(&openings);
             move |t| {
                 if matches!(t.to, State::Open | State::ForcedOpen) {
-                    cancels.fire();
+                    openings.fire();
                 }
             }
         });
@@ -113,8 +113,9 @@ impl<S: Source> Consumer<S> {
             };
             // Taken before admission: a delivery admitted just before an opening gets the
             // token that opening fires.
-            let token = cancels.token();
-            let Some(mut permits) = until(&shutdown, self.admit(&mut flow, room.len())).await
+            let token = openings.token();
+            let Some(mut permits) =
+                until(&shutdown, self.admit(&openings, &mut flow, room.len())).await
             else {
                 break;
             };
@@ -193,15 +194,22 @@ impl<S: Source> Consumer<S> {
     /// delivery takes its own after the fetch). Otherwise it pauses the source while open,
     /// sleeps until admitted, and returns the permits taken for the fetch: up to `room` probes
     /// while half-open.
-    async fn admit(&self, flow: &mut Flow, room: usize) -> Vec<OwnedPermit> {
+    async fn admit(&self, openings: &Openings, flow: &mut Flow, room: usize) -> Vec<OwnedPermit> {
         if matches!(self.breaker.state(), State::Closed | State::Disabled) {
             self.tell(flow, Flow::Flowing(self.concurrency)).await;
             return Vec::new();
         }
-        if matches!(self.breaker.state(), State::Open | State::ForcedOpen) {
-            self.tell(flow, Flow::Paused).await;
-        }
-        let first = self.breaker.admitted_owned().await;
+        let first = loop {
+            if matches!(self.breaker.state(), State::Open | State::ForcedOpen) {
+                self.tell(flow, Flow::Paused).await;
+            }
+            // Waiting for a probe slot while half-open, it may see the probes fail and the
+            // circuit open again: it looks again then, to pause the source for the new break.
+            tokio::select! {
+                permit = self.breaker.admitted_owned() => break permit,
+                () = openings.next() => {}
+            }
+        };
         if !first.is_probe() {
             self.tell(flow, Flow::Flowing(self.concurrency)).await;
             return vec![first];

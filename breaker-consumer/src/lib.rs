@@ -108,10 +108,10 @@
 #![deny(missing_docs)]
 
 mod backoff;
-mod cancels;
 mod consumer;
 mod flow;
 mod memory;
+mod openings;
 mod reply;
 mod source;
 mod stats;
@@ -121,7 +121,7 @@ mod unwind;
 pub use consumer::{Consumer, ConsumerBuilder};
 pub use memory::{Disconnected, MemoryQueue, QueueStats};
 pub use reply::{Failure, Handled};
-pub use source::{Delivery, Settlement, Source};
+pub use source::{Deliveries, Delivery, Settlement, Source};
 pub use stats::Stats;
 pub use status::Status;
 pub use tokio_util::sync::CancellationToken;

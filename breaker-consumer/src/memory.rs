@@ -18,7 +18,9 @@ const FETCH_WAIT: Duration = Duration::from_millis(100);
 ///
 /// Messages are handed out in order. Each fetch of a message counts a delivery; a message
 /// fetched again after `max_deliveries` is dead-lettered instead. A retried message goes back
-/// to the head of the queue, as a broker's requeue puts it back where it was. While
+/// to the tail, behind the messages waiting, as a redelivery queue or a visibility timeout
+/// would have it: so the probes of an outage each take a fresh message, and no one message
+/// carries all of the outage's failed attempts to the dead letters. While
 /// [disconnected](MemoryQueue::disconnect) every call fails, and messages handed out and not
 /// yet settled go back to the queue, as a broker does when a consumer's connection drops.
 ///
@@ -246,7 +248,7 @@ impl<P: Clone + Send + 'static> Source for MemoryQueue<P> {
         };
         match settlement {
             Settlement::Ack => state.acked += 1,
-            Settlement::Retry => state.ready.push_front(message),
+            Settlement::Retry => state.ready.push_back(message),
             Settlement::DeadLetter => state.dead.push(message.payload),
         }
         drop(state);

@@ -15,6 +15,9 @@ pub struct Delivery<P, I> {
     pub payload: P,
 }
 
+/// What one fetch of a source hands out.
+pub type Deliveries<S> = Vec<Delivery<<S as Source>::Payload, <S as Source>::Id>>;
+
 /// How a delivery ends on the broker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Settlement {
@@ -54,7 +57,7 @@ pub trait Source: Send + Sync + 'static {
     fn fetch(
         &self,
         max: usize,
-    ) -> impl Future<Output = Result<Vec<Delivery<Self::Payload, Self::Id>>, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Deliveries<Self>, Self::Error>> + Send;
 
     /// Ends one delivery on the broker.
     fn settle(

@@ -1,0 +1,567 @@
+//! Every rule of the consumer, over the in-memory queue on tokio's paused clock.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use breaker_consumer::{Consumer, Delivery, Failure, Handled, MemoryQueue, Status};
+use breaker_runtime::State;
+use support::{
+    Downstream, DownstreamError, LocalRefusal, Running, breaker, handler, is_open, wait_until,
+};
+use tokio::time::Instant;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn queue_of(messages: u32, max_deliveries: u32) -> MemoryQueue<u32> {
+    let queue = MemoryQueue::new(max_deliveries);
+    for m in 0..messages {
+        queue.publish(m);
+    }
+    queue
+}
+
+#[tokio::test(start_paused = true)]
+async fn closed_it_runs_up_to_concurrency_handlers_and_acks_every_message() {
+    let queue = queue_of(40, 3);
+    let downstream = Downstream::new(Duration::from_millis(50));
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), breaker(10, 1, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "every message acked", || queue.stats().acked == 40).await;
+    let stats = running.stop().await;
+
+    assert_eq!(
+        downstream.max_in_flight(),
+        4,
+        "fetching follows free capacity up to 4"
+    );
+    assert_eq!((stats.handled, stats.acked, stats.retried), (40, 40, 0));
+    assert_eq!(queue.stats().deliveries, 40, "one delivery per message");
+    assert_eq!(consumer.status(), Status::Running);
+}
+
+#[tokio::test(start_paused = true)]
+async fn open_it_fetches_nothing_and_sleeps_until_the_break_ends() {
+    let queue = queue_of(100, 5);
+    let downstream = Downstream::new(Duration::from_millis(10));
+    downstream.set_healthy(false);
+    let breaker = breaker(4, 1, 30);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(2)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+
+    wait_until(MINUTE, "the circuit to open", || is_open(&breaker)).await;
+    let opened = Instant::now();
+    // Let the handlers in flight at the opening settle.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let before = queue.stats();
+    let calls = downstream.calls();
+    match consumer.status() {
+        // `opened` is read up to one 10 ms step after the opening.
+        Status::Paused {
+            resumes_at: Some(at),
+        } => {
+            let break_ends = opened + Duration::from_secs(30);
+            assert!(at <= break_ends && at + Duration::from_millis(10) >= break_ends);
+        }
+        other => panic!("expected paused with a resume time, got {other:?}"),
+    }
+    assert!(
+        consumer
+            .status()
+            .to_string()
+            .starts_with("paused, resuming in 29.9")
+    );
+
+    tokio::time::sleep(Duration::from_secs(29)).await;
+    let during = queue.stats();
+    assert_eq!(during.fetches, before.fetches, "no fetch at all while open");
+    assert_eq!(
+        during.deliveries, before.deliveries,
+        "no delivery counted while open"
+    );
+    assert_eq!(downstream.calls(), calls, "no downstream call while open");
+    assert_eq!(consumer.stats().pauses, 1);
+
+    // The break ends: a probe is fetched, fails, and the circuit opens again for twice as long.
+    wait_until(Duration::from_secs(2), "the probe", || {
+        downstream.calls() > calls
+    })
+    .await;
+    assert!(Instant::now() >= opened + Duration::from_secs(30));
+    wait_until(Duration::from_secs(1), "the reopening", || {
+        is_open(&breaker)
+    })
+    .await;
+    let reopened = queue.stats();
+    tokio::time::sleep(Duration::from_secs(59)).await;
+    assert_eq!(
+        queue.stats().fetches,
+        reopened.fetches,
+        "the grown break fetches nothing either"
+    );
+    running.stop().await;
+    assert!(queue.dead_letters().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn half_open_runs_at_most_probes_messages_then_restores_concurrency() {
+    let queue = queue_of(200, 5);
+    let downstream = Downstream::new(Duration::from_millis(100));
+    downstream.set_healthy(false);
+    let breaker = breaker(4, 3, 10);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(8)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+
+    wait_until(MINUTE, "the circuit to open", || is_open(&breaker)).await;
+    downstream.set_healthy(true);
+    wait_until(Duration::from_secs(10), "in-flight handlers to end", || {
+        queue.stats().unsettled == 0
+    })
+    .await;
+    downstream.reset_max_in_flight();
+    // Read at the moment it closes, before full concurrency returns.
+    let at_closing = Arc::new(AtomicU64::new(0));
+    let subscription = breaker.on_transition({
+        let (at_closing, downstream) = (Arc::clone(&at_closing), Arc::clone(&downstream));
+        move |t| {
+            if t.to == State::Closed {
+                at_closing.store(downstream.max_in_flight() as u64, Ordering::SeqCst);
+            }
+        }
+    });
+    wait_until(Duration::from_secs(11), "half-open", || {
+        breaker.state() == State::HalfOpen
+    })
+    .await;
+    assert_eq!(consumer.status(), Status::Probing);
+    wait_until(Duration::from_secs(1), "the probes to close it", || {
+        breaker.state() == State::Closed
+    })
+    .await;
+    drop(subscription);
+    assert_eq!(
+        at_closing.load(Ordering::SeqCst),
+        3,
+        "half-open ran the probes, three at a time"
+    );
+
+    downstream.reset_max_in_flight();
+    wait_until(MINUTE, "every message acked", || queue.stats().acked == 200).await;
+    assert_eq!(
+        downstream.max_in_flight(),
+        8,
+        "closing restored full concurrency"
+    );
+    running.stop().await;
+    assert!(queue.dead_letters().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn handlers_in_flight_when_it_opens_are_cancelled_and_their_messages_come_back() {
+    let queue = queue_of(20, 10);
+    let downstream = Downstream::new(Duration::from_secs(5));
+    let breaker = breaker(2, 1, 30);
+    let cancelled = Arc::new(AtomicU64::new(0));
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(4)
+            .build(),
+    );
+    let seen = Arc::clone(&cancelled);
+    let slow = Arc::clone(&downstream);
+    let running = Running::start(
+        Arc::clone(&consumer),
+        move |_d: Delivery<u32, u64>, token| {
+            let (seen, slow) = (Arc::clone(&seen), Arc::clone(&slow));
+            async move {
+                slow.call(Some(&token)).await.inspect_err(|_| {
+                    if token.is_cancelled() {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                    }
+                })?;
+                Ok::<_, Failure<DownstreamError>>(Handled::Done)
+            }
+        },
+    );
+    wait_until(MINUTE, "four handlers in flight", || {
+        queue.stats().unsettled == 4
+    })
+    .await;
+    breaker.force_open();
+    wait_until(Duration::from_secs(1), "the handlers to stop", || {
+        queue.stats().unsettled == 0
+    })
+    .await;
+
+    assert_eq!(
+        cancelled.load(Ordering::SeqCst),
+        4,
+        "every handler in flight saw its token fire"
+    );
+    let snapshot = breaker.snapshot();
+    assert_eq!(
+        (snapshot.calls, snapshot.failures),
+        (0, 0),
+        "cancellation records nothing"
+    );
+    assert_eq!(
+        queue.stats().ready,
+        20,
+        "their messages are back on the queue"
+    );
+    assert_eq!(consumer.stats().retried, 4);
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_that_finishes_after_the_opening_settles_normally() {
+    let queue = queue_of(1, 10);
+    let breaker = breaker(2, 1, 30);
+    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    let running = Running::start(
+        Arc::clone(&consumer),
+        move |_d: Delivery<u32, u64>, _token| async {
+            // Ignores its token and finishes its work.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok::<_, Failure<DownstreamError>>(Handled::Done)
+        },
+    );
+    wait_until(MINUTE, "the handler to start", || {
+        queue.stats().unsettled == 1
+    })
+    .await;
+    breaker.force_open();
+    wait_until(Duration::from_secs(2), "the ack", || {
+        queue.stats().acked == 1
+    })
+    .await;
+    running.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn what_counts_and_how_each_delivery_is_settled() {
+    // Message n: 0 done, 1 skipped, 2 declined (a business error), 3 excluded by type,
+    // 4 poison, 5 a real failure. Each once.
+    let queue = queue_of(6, 1);
+    let breaker = breaker(100, 1, 30);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .exclude::<LocalRefusal>()
+            .build(),
+    );
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |d: Delivery<u32, u64>, _token| async move {
+            match d.payload {
+                0 => Ok(Handled::Done),
+                1 => Ok(Handled::Skipped),
+                2 => Err(DownstreamError::Declined.into()),
+                3 => Err(DownstreamError::Local(LocalRefusal).into()),
+                4 => Err(Failure::Permanent(DownstreamError::Unavailable)),
+                _ => Err(DownstreamError::Unavailable.into()),
+            }
+        },
+    );
+    wait_until(MINUTE, "every message handled", || {
+        consumer.stats().handled == 6
+    })
+    .await;
+    let stats = running.stop().await;
+
+    let snapshot = breaker.snapshot();
+    assert_eq!(
+        (snapshot.calls, snapshot.failures),
+        (3, 1),
+        "recorded: done and declined as successes, the real failure; not skipped, excluded or poison"
+    );
+    assert_eq!((stats.acked, stats.retried, stats.dead_lettered), (2, 3, 1));
+    // With one delivery allowed, the three retried ones are dead-lettered by the queue on
+    // their next fetch, after the poison the handler dead-lettered.
+    wait_until(Duration::from_secs(1), "the queue to dead-letter", || {
+        queue.stats().dead == 4
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn count_permanent_makes_poison_count() {
+    let queue = queue_of(1, 1);
+    let breaker = breaker(100, 1, 30);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .count_permanent(true)
+            .build(),
+    );
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |_d: Delivery<u32, u64>, _token| async {
+            Err::<Handled, _>(Failure::Permanent(DownstreamError::Unavailable))
+        },
+    );
+    wait_until(MINUTE, "the dead letter", || queue.stats().dead == 1).await;
+    running.stop().await;
+    assert_eq!(breaker.snapshot().failures, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_handler_is_a_failure_and_its_message_is_not_lost() {
+    let queue = queue_of(1, 5);
+    let breaker = breaker(100, 1, 30);
+    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |d: Delivery<u32, u64>, _token| async move {
+            if d.attempt == 1 {
+                panic!("the handler's bug");
+            }
+            Ok::<_, Failure<DownstreamError>>(Handled::Done)
+        },
+    );
+    wait_until(MINUTE, "the second delivery's ack", || {
+        queue.stats().acked == 1
+    })
+    .await;
+    let stats = running.stop().await;
+    assert_eq!((stats.panics, stats.retried, stats.acked), (1, 1, 1));
+    let snapshot = breaker.snapshot();
+    assert_eq!((snapshot.calls, snapshot.failures), (2, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_past_the_timeout_is_a_failure_and_goes_back() {
+    let queue = queue_of(1, 5);
+    let breaker = Arc::new(breaker_runtime::Breaker::new(
+        breaker_runtime::Config::builder()
+            .count_window(100)
+            .timeout(Duration::from_secs(1))
+            .build()
+            .unwrap(),
+    ));
+    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |d: Delivery<u32, u64>, _token| async move {
+            if d.attempt == 1 {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+            Ok::<_, Failure<DownstreamError>>(Handled::Done)
+        },
+    );
+    wait_until(MINUTE, "the second delivery's ack", || {
+        queue.stats().acked == 1
+    })
+    .await;
+    let stats = running.stop().await;
+    assert_eq!((stats.timeouts, stats.retried), (1, 1));
+    assert_eq!(breaker.snapshot().failures, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn consumers_sharing_a_breaker_pause_and_resume_together() {
+    let (orders, refunds) = (queue_of(100, 5), queue_of(100, 5));
+    let downstream = Downstream::new(Duration::from_millis(10));
+    let shared = breaker(4, 1, 30);
+    let one = Arc::new(Consumer::builder(orders.clone(), Arc::clone(&shared)).build());
+    let two = Arc::new(Consumer::builder(refunds.clone(), Arc::clone(&shared)).build());
+    let first = Running::start(Arc::clone(&one), handler(&downstream));
+    // The second consumer's downstream is healthy: only the first one's failures open.
+    let second = Running::start(Arc::clone(&two), |_d: Delivery<u32, u64>, _t| async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok::<_, Failure<DownstreamError>>(Handled::Done)
+    });
+    tokio::time::sleep(Duration::from_millis(25)).await;
+    downstream.set_healthy(false);
+    wait_until(MINUTE, "the shared circuit to open", || is_open(&shared)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let fetched = refunds.stats().fetches;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    assert_eq!(
+        refunds.stats().fetches,
+        fetched,
+        "the healthy consumer paused as well"
+    );
+    assert!(matches!(two.status(), Status::Paused { .. }));
+    first.stop().await;
+    second.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn losing_the_broker_records_nothing_and_loses_nothing() {
+    let queue = queue_of(50, 5);
+    let downstream = Downstream::new(Duration::from_millis(100));
+    let breaker = breaker(4, 1, 30);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "some acks", || queue.stats().acked >= 8).await;
+    queue.disconnect();
+    let recorded = breaker.snapshot().calls;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(
+        consumer.stats().source_errors >= 3,
+        "fetches failed and were tried again"
+    );
+    assert!(
+        consumer.stats().fetches < 20,
+        "with a backoff, not a spin: {:?}",
+        consumer.stats()
+    );
+    assert_eq!(breaker.state(), State::Closed);
+    assert!(
+        breaker.snapshot().calls <= recorded + 4,
+        "only the handlers in flight recorded"
+    );
+    queue.reconnect();
+    wait_until(MINUTE, "every message acked", || queue.stats().acked == 50).await;
+    running.stop().await;
+    assert_eq!(
+        breaker.snapshot().failures,
+        0,
+        "the broker's outage is not the downstream's"
+    );
+    assert!(queue.dead_letters().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_waits_for_the_handlers_in_flight() {
+    let queue = queue_of(3, 5);
+    let downstream = Downstream::new(Duration::from_secs(2));
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), breaker(10, 1, 30))
+            .concurrency(3)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "three in flight", || queue.stats().unsettled == 3).await;
+    let stats = running.stop().await;
+    assert_eq!(stats.acked, 3);
+    assert_eq!(queue.stats().unsettled, 0);
+}
+
+/// The scenario on the in-memory queue: 500 messages, a downstream down for a stretch,
+/// then back.
+#[tokio::test(start_paused = true)]
+async fn an_outage_dead_letters_nothing_and_every_message_is_handled() {
+    let queue = queue_of(500, 5);
+    let downstream = Downstream::new(Duration::from_millis(20));
+    let breaker = breaker(10, 2, 5);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(8)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "100 acks", || queue.stats().acked >= 100).await;
+
+    downstream.set_healthy(false);
+    tokio::time::sleep(Duration::from_secs(40)).await;
+    let during = downstream.calls();
+    downstream.set_healthy(true);
+    wait_until(Duration::from_secs(120), "every message acked", || {
+        queue.stats().acked == 500
+    })
+    .await;
+    let stats = running.stop().await;
+    assert!(
+        queue.dead_letters().is_empty(),
+        "nothing dead-lettered for the outage"
+    );
+    assert!(
+        stats.pauses >= 3,
+        "three failed probe rounds, then recovery: {stats:?}"
+    );
+    assert!(
+        during < 200,
+        "the outage reached the downstream {during} times"
+    );
+    assert!(stats.pauses >= 2, "{stats:?}");
+    assert_eq!(queue.stats().unsettled, 0);
+}
+
+/// A pushing broker's view: what the consumer told the source, in order.
+#[derive(Clone)]
+struct Told {
+    queue: MemoryQueue<u32>,
+    said: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl breaker_consumer::Source for Told {
+    type Payload = u32;
+    type Id = u64;
+    type Error = breaker_consumer::Disconnected;
+
+    async fn fetch(&self, max: usize) -> Result<breaker_consumer::Deliveries<Self>, Self::Error> {
+        self.queue.fetch(max).await
+    }
+    async fn settle(&self, id: u64, s: breaker_consumer::Settlement) -> Result<(), Self::Error> {
+        self.queue.settle(id, s).await
+    }
+    async fn pause(&self) -> Result<(), Self::Error> {
+        self.said.lock().unwrap().push("pause".into());
+        Ok(())
+    }
+    async fn resume(&self, in_flight: usize) -> Result<(), Self::Error> {
+        self.said
+            .lock()
+            .unwrap()
+            .push(format!("resume {in_flight}"));
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushing_source_is_paused_for_every_break_and_resumed_with_room_for_the_probes() {
+    let told = Told {
+        queue: queue_of(100, 10),
+        said: Arc::default(),
+    };
+    let downstream = Downstream::new(Duration::from_millis(10));
+    downstream.set_healthy(false);
+    let breaker = breaker(4, 2, 5);
+    let consumer = Arc::new(
+        Consumer::builder(told.clone(), Arc::clone(&breaker))
+            .concurrency(6)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "the circuit to open", || is_open(&breaker)).await;
+    // The first probe round fails; the second, 10 s later, succeeds.
+    wait_until(Duration::from_secs(6), "half-open", || {
+        breaker.state() == State::HalfOpen
+    })
+    .await;
+    wait_until(Duration::from_secs(1), "the reopening", || {
+        is_open(&breaker)
+    })
+    .await;
+    downstream.set_healthy(true);
+    wait_until(Duration::from_secs(11), "closed", || {
+        breaker.state() == State::Closed
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    running.stop().await;
+    assert_eq!(
+        *told.said.lock().unwrap(),
+        [
+            "resume 6", "pause", "resume 2", "pause", "resume 2", "resume 6"
+        ]
+    );
+}

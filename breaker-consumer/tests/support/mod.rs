@@ -1,0 +1,172 @@
+//! A downstream that fails on demand and counts what reaches it, and a consumer run in the
+//! background, for the consumer's tests.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use breaker_consumer::{CancellationToken, Consumer, Delivery, Failure, Handled, Source, Stats};
+use breaker_runtime::{Breaker, Config, IsFailure, State};
+use tokio::task::JoinHandle;
+
+#[derive(Debug, thiserror::Error, IsFailure)]
+pub enum DownstreamError {
+    #[error("the downstream is unavailable")]
+    Unavailable,
+    #[error("the downstream declined")]
+    #[breaker(healthy)]
+    Declined,
+    #[error("the request was refused locally")]
+    Local(#[source] LocalRefusal),
+}
+
+/// An error the consumer can be told to exclude, found in the chain of another.
+#[derive(Debug, thiserror::Error)]
+#[error("refused before reaching the downstream")]
+pub struct LocalRefusal;
+
+/// A downstream that is up or down, takes `work` per call, and counts calls and concurrency.
+#[derive(Debug)]
+pub struct Downstream {
+    healthy: AtomicBool,
+    work: Duration,
+    pub calls: AtomicU64,
+    in_flight: AtomicUsize,
+    pub max_in_flight: AtomicUsize,
+}
+
+impl Downstream {
+    pub fn new(work: Duration) -> Arc<Downstream> {
+        Arc::new(Downstream {
+            healthy: AtomicBool::new(true),
+            work,
+            calls: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn set_healthy(&self, healthy: bool) {
+        self.healthy.store(healthy, Ordering::SeqCst);
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    pub fn reset_max_in_flight(&self) {
+        self.max_in_flight.store(0, Ordering::SeqCst);
+    }
+
+    /// One call: fails at its end if the downstream is down by then. Cancellation-aware when
+    /// given a token: returns `Unavailable` as soon as it fires.
+    pub async fn call(&self, cancel: Option<&CancellationToken>) -> Result<(), DownstreamError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        let _leaving = Leaving(&self.in_flight);
+        match cancel {
+            Some(token) => {
+                tokio::select! {
+                    () = tokio::time::sleep(self.work) => {}
+                    () = token.cancelled() => return Err(DownstreamError::Unavailable),
+                }
+            }
+            None => tokio::time::sleep(self.work).await,
+        }
+        if self.healthy.load(Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(DownstreamError::Unavailable)
+        }
+    }
+}
+
+struct Leaving<'a>(&'a AtomicUsize);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A breaker of `window` calls that opens at 50% and breaks for `break_secs`, doubling after
+/// each failed probe round up to 16 times that.
+pub fn breaker(window: u32, probes: u32, break_secs: u64) -> Arc<Breaker> {
+    Arc::new(Breaker::new(
+        Config::builder()
+            .count_window(window)
+            .probes(probes)
+            .break_duration(Duration::from_secs(break_secs))
+            .max_break_duration(Duration::from_secs(break_secs * 16))
+            .no_timeout()
+            .build()
+            .unwrap(),
+    ))
+}
+
+/// The plain handler: call the downstream, honouring cancellation.
+pub fn handler<P: Send + 'static, I: Send + 'static>(
+    downstream: &Arc<Downstream>,
+) -> impl Fn(
+    Delivery<P, I>,
+    CancellationToken,
+)
+    -> std::pin::Pin<Box<dyn Future<Output = Result<Handled, Failure<DownstreamError>>> + Send>>
++ Send
++ Sync
++ 'static {
+    let downstream = Arc::clone(downstream);
+    move |_delivery, cancel| {
+        let downstream = Arc::clone(&downstream);
+        Box::pin(async move {
+            downstream.call(Some(&cancel)).await?;
+            Ok(Handled::Done)
+        })
+    }
+}
+
+/// A consumer running in the background until [`Running::stop`].
+pub struct Running {
+    shutdown: CancellationToken,
+    task: JoinHandle<Stats>,
+}
+
+impl Running {
+    pub fn start<S, H, Fut, E>(consumer: Arc<Consumer<S>>, handler: H) -> Running
+    where
+        S: Source,
+        H: Fn(Delivery<S::Payload, S::Id>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Handled, Failure<E>>> + Send + 'static,
+        E: IsFailure + std::error::Error + Send + 'static,
+    {
+        let shutdown = CancellationToken::new();
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move { consumer.run(handler, stop).await });
+        Running { shutdown, task }
+    }
+
+    pub async fn stop(self) -> Stats {
+        self.shutdown.cancel();
+        self.task.await.unwrap()
+    }
+}
+
+/// Waits on tokio's clock, in steps of 10 ms, until `done` holds; panics after `limit`.
+pub async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = tokio::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+pub fn is_open(breaker: &Breaker) -> bool {
+    breaker.state() == State::Open
+}
