@@ -111,17 +111,14 @@ pub fn breaker(window: u32, probes: u32, break_secs: u64) -> Arc<Breaker> {
     ))
 }
 
+/// What the plain handler's future resolves to, boxed.
+pub type Answer =
+    std::pin::Pin<Box<dyn Future<Output = Result<Handled, Failure<DownstreamError>>> + Send>>;
+
 /// The plain handler: call the downstream, honouring cancellation.
 pub fn handler<P: Send + 'static, I: Send + 'static>(
     downstream: &Arc<Downstream>,
-) -> impl Fn(
-    Delivery<P, I>,
-    CancellationToken,
-)
-    -> std::pin::Pin<Box<dyn Future<Output = Result<Handled, Failure<DownstreamError>>> + Send>>
-+ Send
-+ Sync
-+ 'static {
+) -> impl Fn(Delivery<P, I>, CancellationToken) -> Answer + Send + Sync + 'static {
     let downstream = Arc::clone(downstream);
     move |_delivery, cancel| {
         let downstream = Arc::clone(&downstream);
