@@ -15,7 +15,7 @@ use crate::backoff::Backoff;
 use crate::flow::Flow;
 use crate::openings::Openings;
 use crate::reply::{Failure, Handled, Rules};
-use crate::source::{Delivery, Settlement, Source};
+use crate::source::{Delivery, Settlement, Source, Want};
 use crate::stats::{Counters, Stats, bump};
 use crate::status::Status;
 use crate::unwind::CatchUnwind;
@@ -121,9 +121,13 @@ impl<S: Source> Consumer<S> {
             };
             // Half-open fetches one message per probe it holds; otherwise, what there is room for.
             let probing = permits.first().is_some_and(OwnedPermit::is_probe);
-            let max = if probing { permits.len() } else { room.len() };
+            let want = if probing {
+                Want::probes(permits.len())
+            } else {
+                Want::up_to(room.len())
+            };
             bump(&self.counters.fetches, 1);
-            let fetched = match until(&shutdown, self.source.fetch(max)).await {
+            let fetched = match until(&shutdown, self.source.fetch(want)).await {
                 None => break,
                 Some(Ok(fetched)) => {
                     backoff.reset();

@@ -100,7 +100,8 @@
 //!
 //! # Adding a broker
 //!
-//! Implement [`Source`]: `fetch` up to `max` deliveries (waiting a bounded time for them),
+//! Implement [`Source`]: `fetch` what a [`Want`] asks (waiting a bounded time for messages,
+//! and preferring fresh ones for probes),
 //! `settle` one as [`Settlement::Ack`], [`Settlement::Retry`] or [`Settlement::DeadLetter`]
 //! the broker's way, and, for a broker that pushes messages, `pause` and `resume`. The
 //! [`MemoryQueue`] is the model: read it first.
@@ -121,7 +122,7 @@ mod unwind;
 pub use consumer::{Consumer, ConsumerBuilder};
 pub use memory::{Disconnected, MemoryQueue, QueueStats};
 pub use reply::{Failure, Handled};
-pub use source::{Deliveries, Delivery, Settlement, Source};
+pub use source::{Deliveries, Delivery, Settlement, Source, Want};
 pub use stats::Stats;
 pub use status::Status;
 pub use tokio_util::sync::CancellationToken;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::source::{Delivery, Settlement, Source};
+use crate::source::{Delivery, Settlement, Source, Want};
 
 /// How long a fetch waits for a message to arrive before it returns empty-handed.
 const FETCH_WAIT: Duration = Duration::from_millis(100);
@@ -25,18 +25,18 @@ const FETCH_WAIT: Duration = Duration::from_millis(100);
 /// yet settled go back to the queue, as a broker does when a consumer's connection drops.
 ///
 /// ```
-/// use breaker_consumer::{MemoryQueue, Settlement, Source};
+/// use breaker_consumer::{MemoryQueue, Settlement, Source, Want};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let queue = MemoryQueue::new(2);
 /// queue.publish("hello");
-/// let first = queue.fetch(10).await.unwrap().remove(0);
+/// let first = queue.fetch(Want::up_to(10)).await.unwrap().remove(0);
 /// queue.settle(first.id, Settlement::Retry).await.unwrap();
-/// let second = queue.fetch(10).await.unwrap().remove(0);
+/// let second = queue.fetch(Want::up_to(10)).await.unwrap().remove(0);
 /// assert_eq!((second.payload, second.attempt), ("hello", 2));
 /// queue.settle(second.id, Settlement::Retry).await.unwrap();
-/// assert!(queue.fetch(10).await.unwrap().is_empty(), "past its two deliveries");
+/// assert!(queue.fetch(Want::up_to(10)).await.unwrap().is_empty(), "past its two deliveries");
 /// assert_eq!(queue.dead_letters(), ["hello"]);
 /// # }
 /// ```
@@ -224,7 +224,10 @@ impl<P: Clone + Send + 'static> Source for MemoryQueue<P> {
     type Id = u64;
     type Error = Disconnected;
 
-    async fn fetch(&self, max: usize) -> Result<Vec<Delivery<P, u64>>, Disconnected> {
+    /// Retried messages wait at the tail already, so a probe takes the oldest fresh message
+    /// whenever there is one, and `want.probes` changes nothing.
+    async fn fetch(&self, want: Want) -> Result<Vec<Delivery<P, u64>>, Disconnected> {
+        let max = want.max;
         self.state().fetches += 1;
         let mut arrived = std::pin::pin!(self.shared.arrived.notified());
         // Registered before the queue is read, so a message published since wakes it.

@@ -15,6 +15,37 @@ pub struct Delivery<P, I> {
     pub payload: P,
 }
 
+/// What the consumer asks of one fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Want {
+    /// Hand out no more than this many deliveries (at least 1).
+    pub max: usize,
+    /// The deliveries will run as half-open probes. A source should prefer messages never
+    /// delivered before: a probe tests the downstream, and a message that already failed may
+    /// fail for its own reasons, and would carry every failed round of an outage to the dead
+    /// letters.
+    pub probes: bool,
+}
+
+impl Want {
+    /// Up to `max` deliveries for closed-circuit handlers.
+    pub fn up_to(max: usize) -> Want {
+        Want {
+            max: max.max(1),
+            probes: false,
+        }
+    }
+
+    /// Up to `max` deliveries to run as probes.
+    pub fn probes(max: usize) -> Want {
+        Want {
+            max: max.max(1),
+            probes: true,
+        }
+    }
+}
+
 /// What one fetch of a source hands out.
 pub type Deliveries<S> = Vec<Delivery<<S as Source>::Payload, <S as Source>::Id>>;
 
@@ -33,8 +64,8 @@ pub enum Settlement {
 /// A broker queue the consumer pulls from.
 ///
 /// The consumer calls [`fetch`](Source::fetch) only when it has room for handlers and the
-/// circuit admits calls, and asks for no more messages than it may run: while the circuit is
-/// open it does not call it at all. Every delivery it gets is settled exactly once, unless the
+/// circuit admits calls, and asks for no more messages than it may run ([`Want`]): while the
+/// circuit is open it does not call it at all. Every delivery it gets is settled exactly once, unless the
 /// process dies first, in which case the broker's own redelivery applies.
 ///
 /// A broker that pushes messages (AMQP) holds back by [`pause`](Source::pause), called before
@@ -52,11 +83,11 @@ pub trait Source: Send + Sync + 'static {
     /// What goes wrong talking to the broker.
     type Error: std::error::Error + Send + Sync + 'static;
 
-    /// Up to `max` deliveries (`max` is at least 1). It may wait for messages to arrive, for a
-    /// bounded time (a second or so), and then returns what it has, possibly nothing.
+    /// Up to `want.max` deliveries. It may wait for messages to arrive, for a bounded time (a
+    /// second or so), and then returns what it has, possibly nothing.
     fn fetch(
         &self,
-        max: usize,
+        want: Want,
     ) -> impl Future<Output = Result<Deliveries<Self>, Self::Error>> + Send;
 
     /// Ends one delivery on the broker.

@@ -507,8 +507,11 @@ impl breaker_consumer::Source for Told {
     type Id = u64;
     type Error = breaker_consumer::Disconnected;
 
-    async fn fetch(&self, max: usize) -> Result<breaker_consumer::Deliveries<Self>, Self::Error> {
-        self.queue.fetch(max).await
+    async fn fetch(
+        &self,
+        want: breaker_consumer::Want,
+    ) -> Result<breaker_consumer::Deliveries<Self>, Self::Error> {
+        self.queue.fetch(want).await
     }
     async fn settle(&self, id: u64, s: breaker_consumer::Settlement) -> Result<(), Self::Error> {
         self.queue.settle(id, s).await
