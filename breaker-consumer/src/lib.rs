@@ -113,6 +113,8 @@ mod consumer;
 mod flow;
 mod memory;
 mod openings;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod reply;
 mod source;
 mod stats;

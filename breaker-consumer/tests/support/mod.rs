@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+#[cfg(feature = "redis")]
+pub mod redis_server;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;

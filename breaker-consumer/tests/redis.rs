@@ -1,0 +1,193 @@
+//! The scenario against a real Redis: 500 entries, a downstream that fails for a
+//! stretch and recovers, and the broker's own records as the judge.
+
+#![cfg(feature = "redis")]
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_consumer::redis::{Fields, RedisStream};
+use breaker_consumer::{Consumer, Delivery, Failure, Handled, Status};
+use breaker_runtime::{Breaker, Config, State};
+use redis::aio::MultiplexedConnection;
+use redis::streams::{StreamInfoGroupsReply, StreamPendingCountReply};
+use support::redis_server::RedisServer;
+use support::{Downstream, DownstreamError, Running};
+
+const STREAM: &str = "orders";
+const GROUP: &str = "shipping";
+
+/// What Redis says of the group: deliveries counted on pending entries, the last entry
+/// handed out, entries pending.
+#[derive(Debug, PartialEq, Eq)]
+struct OnRecord {
+    deliveries: usize,
+    last_delivered: String,
+    pending: usize,
+}
+
+async fn on_record(conn: &mut MultiplexedConnection) -> OnRecord {
+    let pending: StreamPendingCountReply = redis::cmd("XPENDING")
+        .arg(STREAM)
+        .arg(GROUP)
+        .arg("-")
+        .arg("+")
+        .arg(100_000)
+        .query_async(conn)
+        .await
+        .unwrap();
+    let groups: StreamInfoGroupsReply = redis::cmd("XINFO")
+        .arg("GROUPS")
+        .arg(STREAM)
+        .query_async(conn)
+        .await
+        .unwrap();
+    OnRecord {
+        deliveries: pending.ids.iter().map(|p| p.times_delivered).sum(),
+        last_delivered: groups.groups[0].last_delivered_id.clone(),
+        pending: pending.ids.len(),
+    }
+}
+
+async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
+    let server = RedisServer::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let source = RedisStream::connect(&server.url(), STREAM, GROUP, "worker-1")
+        .await
+        .unwrap()
+        .block(Duration::from_millis(100))
+        .redeliver_after(Duration::from_millis(300))
+        .max_deliveries(4);
+    for n in 0..500 {
+        let _: String = redis::cmd("XADD")
+            .arg(STREAM)
+            .arg("*")
+            .arg("n")
+            .arg(n)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+
+    let probes = 2;
+    let breaker = Arc::new(Breaker::new(
+        Config::builder()
+            .count_window(10)
+            .probes(probes)
+            .break_duration(Duration::from_millis(800))
+            .max_break_duration(Duration::from_secs(2))
+            .no_timeout()
+            .build()
+            .unwrap(),
+    ));
+    // The most handlers in flight during each half-open stretch, read when it ends.
+    let probing_peak = Arc::new(AtomicUsize::new(0));
+    let downstream = Downstream::new(Duration::from_millis(3));
+    let _watch = breaker.on_transition({
+        let (peak, downstream) = (Arc::clone(&probing_peak), Arc::clone(&downstream));
+        move |t| match t.to {
+            State::HalfOpen => downstream.reset_max_in_flight(),
+            _ if t.from == State::HalfOpen => {
+                peak.fetch_max(downstream.max_in_flight(), Ordering::SeqCst);
+            }
+            _ => {}
+        }
+    });
+    let handled = Arc::new(Mutex::new(HashSet::new()));
+    let consumer = Arc::new(
+        Consumer::builder(source, Arc::clone(&breaker))
+            .concurrency(8)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), {
+        let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
+        move |d: Delivery<Fields, String>, cancel| {
+            let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
+            async move {
+                let n: u32 = std::str::from_utf8(&d.payload["n"])
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                downstream.call(Some(&cancel)).await?;
+                handled.lock().unwrap().insert(n);
+                Ok::<_, Failure<DownstreamError>>(Handled::Done)
+            }
+        }
+    });
+
+    wait_for(Duration::from_secs(30), "100 handled", || {
+        handled.lock().unwrap().len() >= 100
+    })
+    .await;
+    downstream.set_healthy(false);
+    let mut breaks_checked = 0;
+    let outage = std::time::Instant::now();
+    while outage.elapsed() < Duration::from_secs(4) {
+        wait_for(Duration::from_secs(5), "an opening", || {
+            breaker.state() == State::Open
+        })
+        .await;
+        // Handlers in flight at the opening end as their tokens fire.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let Status::Paused {
+            resumes_at: Some(at),
+        } = consumer.status()
+        else {
+            continue;
+        };
+        let before = on_record(&mut conn).await;
+        tokio::time::sleep_until(at - Duration::from_millis(100)).await;
+        if breaker.state() != State::Open {
+            continue;
+        }
+        let after = on_record(&mut conn).await;
+        assert_eq!(before, after, "while open, nothing read, nothing claimed");
+        breaks_checked += 1;
+        wait_for(Duration::from_secs(1), "the probe round", || {
+            breaker.state() != State::Open
+        })
+        .await;
+    }
+    assert!(breaks_checked >= 2, "checked {breaks_checked} breaks");
+    downstream.set_healthy(true);
+
+    wait_for(Duration::from_secs(60), "every entry handled", || {
+        handled.lock().unwrap().len() == 500
+    })
+    .await;
+    wait_for(Duration::from_secs(10), "every entry acked", || {
+        consumer.stats().acked >= 500
+    })
+    .await;
+    let stats = running.stop().await;
+
+    let dead: usize = redis::cmd("XLEN")
+        .arg("orders:dead")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(dead, 0, "no entry dead-lettered because of the outage");
+    let record = on_record(&mut conn).await;
+    assert_eq!(record.pending, 0, "every entry acked: {record:?} {stats:?}");
+    assert!(
+        probing_peak.load(Ordering::SeqCst) <= probes as usize,
+        "half-open ran {} at once",
+        probing_peak.load(Ordering::SeqCst)
+    );
+    assert!(stats.pauses >= 2, "{stats:?}");
+    drop(server);
+}
