@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use crate::source::{Delivery, Settlement, Source, Want};
 
@@ -18,7 +19,8 @@ const FETCH_WAIT: Duration = Duration::from_millis(100);
 ///
 /// Messages are handed out in order. Each fetch of a message counts a delivery; a message
 /// fetched again after `max_deliveries` is dead-lettered instead. A retried message goes back
-/// to the tail, behind the messages waiting, as a redelivery queue or a visibility timeout
+/// to the tail (after [`redeliver_after`](Self::redeliver_after), if set), behind the messages
+/// waiting, as a redelivery queue or a visibility timeout
 /// would have it: so the probes of an outage each take a fresh message, and no one message
 /// carries all of the outage's failed attempts to the dead letters. While
 /// [disconnected](MemoryQueue::disconnect) every call fails, and messages handed out and not
@@ -53,6 +55,9 @@ struct State<P> {
     max_deliveries: u32,
     connected: bool,
     ready: VecDeque<Message<P>>,
+    /// Retried messages, each with the moment it goes back to the tail of `ready`.
+    retried: VecDeque<(Instant, Message<P>)>,
+    redeliver_after: Duration,
     unsettled: BTreeMap<u64, Message<P>>,
     dead: Vec<P>,
     published: u64,
@@ -119,6 +124,8 @@ impl<P> MemoryQueue<P> {
                     max_deliveries: max_deliveries.max(1),
                     connected: true,
                     ready: VecDeque::new(),
+                    retried: VecDeque::new(),
+                    redeliver_after: Duration::ZERO,
                     unsettled: BTreeMap::new(),
                     dead: Vec::new(),
                     published: 0,
@@ -130,6 +137,14 @@ impl<P> MemoryQueue<P> {
                 arrived: Notify::new(),
             }),
         }
+    }
+
+    /// Holds a retried message back for `delay` before it goes to the tail (none by default,
+    /// as a requeue), the way a visibility timeout or Redis's idle time before a claim does:
+    /// so a failing message is not fetched again at once while the queue is short.
+    pub fn redeliver_after(self, delay: Duration) -> Self {
+        self.state().redeliver_after = delay;
+        self
     }
 
     /// Adds a message at the tail.
@@ -149,7 +164,7 @@ impl<P> MemoryQueue<P> {
         let state = self.state();
         QueueStats {
             published: state.published,
-            ready: state.ready.len(),
+            ready: state.ready.len() + state.retried.len(),
             unsettled: state.unsettled.len(),
             dead: state.dead.len(),
             acked: state.acked,
@@ -194,6 +209,12 @@ impl<P: Clone> MemoryQueue<P> {
         let mut state = self.state();
         if !state.connected {
             return Err(Disconnected);
+        }
+        let now = Instant::now();
+        while state.retried.front().is_some_and(|(due, _)| *due <= now) {
+            if let Some((_, message)) = state.retried.pop_front() {
+                state.ready.push_back(message);
+            }
         }
         let mut taken = Vec::new();
         while taken.len() < max {
@@ -251,7 +272,10 @@ impl<P: Clone + Send + 'static> Source for MemoryQueue<P> {
         };
         match settlement {
             Settlement::Ack => state.acked += 1,
-            Settlement::Retry => state.ready.push_back(message),
+            Settlement::Retry => {
+                let due = Instant::now() + state.redeliver_after;
+                state.retried.push_back((due, message));
+            }
             Settlement::DeadLetter => state.dead.push(message.payload),
         }
         drop(state);

@@ -568,3 +568,22 @@ async fn a_pushing_source_is_paused_for_every_break_and_resumed_with_room_for_th
         ]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_message_waits_out_the_redelivery_delay_behind_the_others() {
+    use breaker_consumer::{Settlement, Source, Want};
+    let queue = MemoryQueue::new(5).redeliver_after(Duration::from_secs(1));
+    queue.publish(1);
+    let first = queue.fetch(Want::up_to(1)).await.unwrap().remove(0);
+    queue.settle(first.id, Settlement::Retry).await.unwrap();
+    queue.publish(2);
+    let next = queue.fetch(Want::up_to(5)).await.unwrap();
+    assert_eq!(
+        next.iter().map(|d| d.payload).collect::<Vec<_>>(),
+        [2],
+        "1 is held back"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let again = queue.fetch(Want::up_to(5)).await.unwrap();
+    assert_eq!((again[0].payload, again[0].attempt), (1, 2));
+}
