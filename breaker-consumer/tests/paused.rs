@@ -587,3 +587,32 @@ async fn a_retried_message_waits_out_the_redelivery_delay_behind_the_others() {
     let again = queue.fetch(Want::up_to(5)).await.unwrap();
     assert_eq!((again[0].payload, again[0].attempt), (1, 2));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pause_takes_effect_within_one_fetch() {
+    let queue = queue_of(100, 10);
+    let downstream = Downstream::new(Duration::from_millis(10));
+    downstream.set_healthy(false);
+    let breaker = breaker(4, 1, 30);
+    // Fetches counted by the queue at the moment the circuit opens.
+    let at_opening = Arc::new(AtomicU64::new(u64::MAX));
+    let _watch = breaker.on_transition({
+        let (at_opening, queue) = (Arc::clone(&at_opening), queue.clone());
+        move |t| {
+            if t.to == State::Open {
+                at_opening.fetch_min(queue.stats().fetches, Ordering::SeqCst);
+            }
+        }
+    });
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "the circuit to open", || is_open(&breaker)).await;
+    tokio::time::sleep(Duration::from_secs(29)).await;
+    let after = queue.stats().fetches - at_opening.load(Ordering::SeqCst);
+    assert!(after <= 1, "{after} fetches after the opening");
+    running.stop().await;
+}
