@@ -96,11 +96,17 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
     ));
     // The most handlers in flight during each half-open stretch, read when it ends.
     let probing_peak = Arc::new(AtomicUsize::new(0));
+    // Probe rounds begun: a failed round is over in milliseconds, too soon to see by polling.
+    let rounds = Arc::new(AtomicUsize::new(0));
     let downstream = Downstream::new(Duration::from_millis(3));
     let _watch = breaker.on_transition({
         let (peak, downstream) = (Arc::clone(&probing_peak), Arc::clone(&downstream));
+        let rounds = Arc::clone(&rounds);
         move |t| match t.to {
-            State::HalfOpen => downstream.reset_max_in_flight(),
+            State::HalfOpen => {
+                rounds.fetch_add(1, Ordering::SeqCst);
+                downstream.reset_max_in_flight();
+            }
             _ if t.from == State::HalfOpen => {
                 peak.fetch_max(downstream.max_in_flight(), Ordering::SeqCst);
             }
@@ -150,6 +156,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
             continue;
         };
         let before = on_record(&mut conn).await;
+        let round = rounds.load(Ordering::SeqCst);
         tokio::time::sleep_until(at - Duration::from_millis(100)).await;
         if breaker.state() != State::Open {
             continue;
@@ -158,7 +165,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
         assert_eq!(before, after, "while open, nothing read, nothing claimed");
         breaks_checked += 1;
         wait_for(Duration::from_secs(1), "the probe round", || {
-            breaker.state() != State::Open
+            rounds.load(Ordering::SeqCst) > round
         })
         .await;
     }
