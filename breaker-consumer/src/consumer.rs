@@ -144,7 +144,9 @@ impl<S: Source> Consumer<S> {
                 }
             };
             bump(&self.counters.delivered, fetched.len() as u64);
-            for (delivery, slot) in fetched.into_iter().zip(room) {
+            let mut fetched = fetched.into_iter();
+            // Slots lead: a zip that runs out of slots has taken no delivery it then drops.
+            for (slot, delivery) in room.into_iter().zip(fetched.by_ref()) {
                 let permit = match permits.pop() {
                     Some(permit) => permit,
                     None => match self.breaker.try_acquire_owned() {
@@ -175,6 +177,11 @@ impl<S: Source> Consumer<S> {
                         slot,
                     },
                 ));
+            }
+            // A source that handed out more than it was asked for: no room to run them.
+            for surplus in fetched {
+                bump(&self.counters.released, 1);
+                settle(&*self.source, &self.counters, surplus.id, Settlement::Retry).await;
             }
         }
         while handlers.join_next().await.is_some() {}

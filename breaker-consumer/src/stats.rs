@@ -18,7 +18,8 @@ pub struct Stats {
     pub retried: u64,
     /// Deliveries dead-lettered by the handler's word ([`Failure::Permanent`](crate::Failure)).
     pub dead_lettered: u64,
-    /// Deliveries sent back unhandled because the circuit opened between fetch and admission.
+    /// Deliveries sent back unhandled: the circuit opened between fetch and admission, or the
+    /// source handed out more than it was asked for.
     pub released: u64,
     /// Handlers that panicked.
     pub panics: u64,

@@ -616,3 +616,43 @@ async fn a_pause_takes_effect_within_one_fetch() {
     assert!(after <= 1, "{after} fetches after the opening");
     running.stop().await;
 }
+
+/// A source that hands out everything it has, whatever it is asked for.
+struct Greedy(MemoryQueue<u32>);
+
+impl breaker_consumer::Source for Greedy {
+    type Payload = u32;
+    type Id = u64;
+    type Error = breaker_consumer::Disconnected;
+
+    async fn fetch(
+        &self,
+        _want: breaker_consumer::Want,
+    ) -> Result<breaker_consumer::Deliveries<Self>, Self::Error> {
+        self.0.fetch(breaker_consumer::Want::up_to(1000)).await
+    }
+    async fn settle(&self, id: u64, s: breaker_consumer::Settlement) -> Result<(), Self::Error> {
+        self.0.settle(id, s).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn deliveries_beyond_what_was_asked_go_back_unhandled_not_lost() {
+    let queue = queue_of(20, 100);
+    let downstream = Downstream::new(Duration::from_millis(10));
+    let consumer = Arc::new(
+        Consumer::builder(Greedy(queue.clone()), breaker(10, 1, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "every message acked", || queue.stats().acked == 20).await;
+    let stats = running.stop().await;
+    assert_eq!(
+        downstream.max_in_flight(),
+        4,
+        "never more than the concurrency"
+    );
+    assert!(stats.released > 0, "{stats:?}");
+    assert_eq!(queue.stats().unsettled, 0);
+}
