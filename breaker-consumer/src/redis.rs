@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::streams::{StreamClaimReply, StreamId, StreamPendingCountReply, StreamReadReply};
+use redis::streams::{
+    StreamClaimReply, StreamId, StreamPendingCountReply, StreamRangeReply, StreamReadReply,
+};
 use redis::{Client, RedisError, RedisResult};
 
 use crate::source::{Delivery, Settlement, Source, Want};
@@ -189,20 +191,13 @@ impl RedisStream {
     /// Moves a pending entry to the dead letters, read from the stream itself.
     async fn dead_letter_pending(&self, id: &str) -> RedisResult<()> {
         let mut conn = self.writes.clone();
-        let entries: Vec<StreamId> = {
-            let range: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
-                .arg(&self.stream)
-                .arg(id)
-                .arg(id)
-                .query_async(&mut conn)
-                .await?;
-            range.ids
-        };
-        let fields = entries
-            .into_iter()
-            .next()
-            .map(|e| fields(&e))
-            .unwrap_or_default();
+        let range: StreamRangeReply = redis::cmd("XRANGE")
+            .arg(&self.stream)
+            .arg(id)
+            .arg(id)
+            .query_async(&mut conn)
+            .await?;
+        let fields = range.ids.first().map(fields).unwrap_or_default();
         self.move_to_dead(id, &fields).await
     }
 

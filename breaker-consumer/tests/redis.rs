@@ -16,7 +16,7 @@ use breaker_runtime::{Breaker, Config, State};
 use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamInfoGroupsReply, StreamPendingCountReply};
 use support::redis_server::RedisServer;
-use support::{Downstream, DownstreamError, Running};
+use support::{Downstream, DownstreamError, Running, wait_until};
 
 const STREAM: &str = "orders";
 const GROUP: &str = "shipping";
@@ -50,14 +50,6 @@ async fn on_record(conn: &mut MultiplexedConnection) -> OnRecord {
         deliveries: pending.ids.iter().map(|p| p.times_delivered).sum(),
         last_delivered: groups.groups[0].last_delivered_id.clone(),
         pending: pending.ids.len(),
-    }
-}
-
-async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -135,7 +127,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
         }
     });
 
-    wait_for(Duration::from_secs(30), "100 handled", || {
+    wait_until(Duration::from_secs(30), "100 handled", || {
         handled.lock().unwrap().len() >= 100
     })
     .await;
@@ -143,7 +135,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
     let mut breaks_checked = 0;
     let outage = std::time::Instant::now();
     while outage.elapsed() < Duration::from_secs(4) {
-        wait_for(Duration::from_secs(5), "an opening", || {
+        wait_until(Duration::from_secs(5), "an opening", || {
             breaker.state() == State::Open
         })
         .await;
@@ -164,7 +156,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
         let after = on_record(&mut conn).await;
         assert_eq!(before, after, "while open, nothing read, nothing claimed");
         breaks_checked += 1;
-        wait_for(Duration::from_secs(1), "the probe round", || {
+        wait_until(Duration::from_secs(1), "the probe round", || {
             rounds.load(Ordering::SeqCst) > round
         })
         .await;
@@ -172,11 +164,11 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
     assert!(breaks_checked >= 2, "checked {breaks_checked} breaks");
     downstream.set_healthy(true);
 
-    wait_for(Duration::from_secs(60), "every entry handled", || {
+    wait_until(Duration::from_secs(60), "every entry handled", || {
         handled.lock().unwrap().len() == 500
     })
     .await;
-    wait_for(Duration::from_secs(10), "every entry acked", || {
+    wait_until(Duration::from_secs(10), "every entry acked", || {
         consumer.stats().acked >= 500
     })
     .await;
