@@ -108,6 +108,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "amqp")]
+pub mod amqp;
 mod backoff;
 mod consumer;
 mod flow;

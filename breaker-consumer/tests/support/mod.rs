@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+#[cfg(feature = "amqp")]
+pub mod rabbit_server;
 #[cfg(feature = "redis")]
 pub mod redis_server;
 

@@ -1,0 +1,352 @@
+//! The scenario against a real RabbitMQ: 500 messages on a quorum queue with a delivery
+//! limit and a dead-letter queue, a downstream that fails for a stretch and recovers, and the
+//! broker's own records (`rabbitmqctl list_queues`, the `redelivered` flag, `x-delivery-count`)
+//! as the judge.
+
+#![cfg(feature = "amqp")]
+
+mod support;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breaker_consumer::amqp::{AmqpQueue, Message, Tag};
+use breaker_consumer::{Consumer, Delivery, Failure, Handled, Status};
+use breaker_runtime::{Breaker, Config, State};
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
+use lapin::types::{AMQPValue, FieldTable};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
+use support::rabbit_server::{QueueRecord, RabbitServer};
+use support::{Downstream, DownstreamError, Running, wait_until};
+
+const QUEUE: &str = "orders";
+const DEAD: &str = "orders.dead";
+/// Returns after which the broker dead-letters a message; what the docs recommend.
+const DELIVERY_LIMIT: i32 = 20;
+
+async fn connect(url: &str) -> (Connection, Channel) {
+    let properties = ConnectionProperties::default()
+        .with_executor(tokio_executor_trait::Tokio::current())
+        .with_reactor(tokio_reactor_trait::Tokio::current());
+    let connection = Connection::connect(url, properties).await.unwrap();
+    let channel = connection.create_channel().await.unwrap();
+    (connection, channel)
+}
+
+/// A quorum queue that dead-letters to `orders.dead` after `DELIVERY_LIMIT` returns.
+async fn declare(channel: &Channel) {
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..QueueDeclareOptions::default()
+    };
+    channel
+        .queue_declare(DEAD, durable, FieldTable::default())
+        .await
+        .unwrap();
+    let mut arguments = FieldTable::default();
+    arguments.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    arguments.insert(
+        "x-delivery-limit".into(),
+        AMQPValue::LongInt(DELIVERY_LIMIT),
+    );
+    arguments.insert(
+        "x-dead-letter-exchange".into(),
+        AMQPValue::LongString("".into()),
+    );
+    arguments.insert(
+        "x-dead-letter-routing-key".into(),
+        AMQPValue::LongString(DEAD.into()),
+    );
+    channel
+        .queue_declare(QUEUE, durable, arguments)
+        .await
+        .unwrap();
+}
+
+async fn publish(channel: &Channel, count: u32) {
+    channel
+        .confirm_select(ConfirmSelectOptions::default())
+        .await
+        .unwrap();
+    for n in 0..count {
+        channel
+            .basic_publish(
+                "",
+                QUEUE,
+                BasicPublishOptions::default(),
+                n.to_string().as_bytes(),
+                BasicProperties::default().with_delivery_mode(2),
+            )
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+}
+
+/// The broker's record of the queue, read on a blocking thread (rabbitmqctl takes ~0.3 s).
+async fn on_record(server: &Arc<RabbitServer>, queue: &'static str) -> QueueRecord {
+    let server = Arc::clone(server);
+    tokio::task::spawn_blocking(move || server.queue(queue))
+        .await
+        .unwrap()
+}
+
+/// The broker's record of the queue once it shows `settled`, or the last one read after 5 s.
+async fn settled_record(
+    server: &Arc<RabbitServer>,
+    queue: &'static str,
+    settled: impl Fn(&QueueRecord) -> bool,
+) -> QueueRecord {
+    let start = tokio::time::Instant::now();
+    loop {
+        let record = on_record(server, queue).await;
+        if settled(&record) || start.elapsed() > Duration::from_secs(5) {
+            return record;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// What the handler saw of the broker's flags.
+#[derive(Default)]
+struct Seen {
+    handled: Mutex<HashSet<u32>>,
+    redelivered: AtomicU64,
+    max_attempt: AtomicU64,
+}
+
+fn handler(
+    downstream: &Arc<Downstream>,
+    seen: &Arc<Seen>,
+) -> impl Fn(Delivery<Message, Tag>, breaker_consumer::CancellationToken) -> support::Answer
++ Send
++ Sync
++ 'static {
+    let (downstream, seen) = (Arc::clone(downstream), Arc::clone(seen));
+    move |delivery, cancel| {
+        let (downstream, seen) = (Arc::clone(&downstream), Arc::clone(&seen));
+        Box::pin(async move {
+            if delivery.payload.redelivered {
+                seen.redelivered.fetch_add(1, Ordering::SeqCst);
+            }
+            seen.max_attempt
+                .fetch_max(u64::from(delivery.attempt), Ordering::SeqCst);
+            let n: u32 = std::str::from_utf8(&delivery.payload.body)
+                .unwrap()
+                .parse()
+                .unwrap();
+            downstream.call(Some(&cancel)).await?;
+            seen.handled.lock().unwrap().insert(n);
+            Ok::<_, Failure<DownstreamError>>(Handled::Done)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothing() {
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 500).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+
+    let probes = 2;
+    let concurrency = 8;
+    let breaker = Arc::new(Breaker::new(
+        Config::builder()
+            .count_window(10)
+            .probes(probes)
+            .break_duration(Duration::from_secs(2))
+            .max_break_duration(Duration::from_secs(4))
+            .no_timeout()
+            .build()
+            .unwrap(),
+    ));
+    let probing_peak = Arc::new(AtomicUsize::new(0));
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let downstream = Downstream::new(Duration::from_millis(3));
+    let _watch = breaker.on_transition({
+        let (peak, downstream) = (Arc::clone(&probing_peak), Arc::clone(&downstream));
+        let rounds = Arc::clone(&rounds);
+        move |t| match t.to {
+            State::HalfOpen => {
+                rounds.fetch_add(1, Ordering::SeqCst);
+                downstream.reset_max_in_flight();
+            }
+            _ if t.from == State::HalfOpen => {
+                peak.fetch_max(downstream.max_in_flight(), Ordering::SeqCst);
+            }
+            _ => {}
+        }
+    });
+    let seen = Arc::new(Seen::default());
+    let consumer = Arc::new(
+        Consumer::builder(source, Arc::clone(&breaker))
+            .concurrency(concurrency)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream, &seen));
+
+    wait_until(Duration::from_secs(30), "100 handled", || {
+        seen.handled.lock().unwrap().len() >= 100
+    })
+    .await;
+    downstream.set_healthy(false);
+    let mut breaks_checked = 0;
+    let outage = std::time::Instant::now();
+    while outage.elapsed() < Duration::from_secs(7) {
+        wait_until(Duration::from_secs(5), "an opening", || {
+            breaker.state() == State::Open
+        })
+        .await;
+        // Handlers in flight at the opening end as their tokens fire, and settle; the broker's
+        // figures follow within its 100 ms tick.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let Status::Paused {
+            resumes_at: Some(at),
+        } = consumer.status()
+        else {
+            continue;
+        };
+        let round = rounds.load(Ordering::SeqCst);
+        let calls = downstream.calls();
+        let before = on_record(&server, QUEUE).await;
+        tokio::time::sleep_until(at - Duration::from_millis(500)).await;
+        let after = on_record(&server, QUEUE).await;
+        // Read while the circuit was still open, with no probe round in between.
+        if breaker.state() != State::Open || rounds.load(Ordering::SeqCst) != round {
+            continue;
+        }
+        assert_eq!(before.consumers, 0, "while open, no consumer: {before:?}");
+        assert_eq!(
+            before.unacknowledged, 0,
+            "while open, nothing out: {before:?}"
+        );
+        assert_eq!(
+            before, after,
+            "while open, nothing fetched, nothing returned"
+        );
+        assert_eq!(downstream.calls(), calls, "while open, no call downstream");
+        breaks_checked += 1;
+        wait_until(Duration::from_secs(2), "the probe round", || {
+            rounds.load(Ordering::SeqCst) > round
+        })
+        .await;
+    }
+    assert!(breaks_checked >= 2, "checked {breaks_checked} breaks");
+    downstream.set_healthy(true);
+
+    wait_until(Duration::from_secs(60), "every message handled", || {
+        seen.handled.lock().unwrap().len() == 500
+    })
+    .await;
+    wait_until(Duration::from_secs(10), "every message acked", || {
+        consumer.stats().acked >= 500
+    })
+    .await;
+    let stats = running.stop().await;
+    let source = consumer.source();
+    source.close().await.unwrap();
+
+    let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
+    let dead = on_record(&server, DEAD).await;
+    assert_eq!(
+        dead.messages, 0,
+        "no message dead-lettered because of the outage"
+    );
+    assert_eq!(
+        queue.messages, 0,
+        "every message acked, none lost: {queue:?} {stats:?}"
+    );
+    assert!(
+        probing_peak.load(Ordering::SeqCst) <= probes as usize,
+        "half-open ran {} at once",
+        probing_peak.load(Ordering::SeqCst)
+    );
+    assert!(stats.pauses >= 2, "{stats:?}");
+    // Every redelivery the broker flagged is one the consumer asked for: a failed or
+    // cancelled handler, a delivery released unhandled, or the prefetch given back at a pause.
+    let redelivered = seen.redelivered.load(Ordering::SeqCst);
+    assert!(
+        redelivered <= stats.retried + source.given_back(),
+        "{redelivered} redelivered, {} retried, {} given back",
+        stats.retried,
+        source.given_back()
+    );
+    // The prefetch caveat stays within what one fetch may hold, per pause.
+    assert!(
+        source.given_back() <= stats.pauses * concurrency as u64,
+        "{} given back over {} pauses",
+        source.given_back(),
+        stats.pauses
+    );
+    let max_attempt = seen.max_attempt.load(Ordering::SeqCst);
+    assert!(
+        max_attempt < DELIVERY_LIMIT as u64,
+        "a message came {max_attempt} times"
+    );
+    eprintln!(
+        "outage on RabbitMQ: {stats:?}; redelivered {redelivered}, given back {}, most deliveries of one message {max_attempt}",
+        source.given_back()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_connection_records_nothing_and_loses_nothing() {
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 200).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let breaker = support::breaker(10, 2, 30);
+    let seen = Arc::new(Seen::default());
+    let downstream = Downstream::new(Duration::from_millis(5));
+    let consumer = Arc::new(
+        Consumer::builder(source, Arc::clone(&breaker))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream, &seen));
+    wait_until(Duration::from_secs(30), "50 handled", || {
+        seen.handled.lock().unwrap().len() >= 50
+    })
+    .await;
+    let cut = Arc::clone(&server);
+    tokio::task::spawn_blocking(move || cut.close_all_connections())
+        .await
+        .unwrap();
+    wait_until(Duration::from_secs(60), "every message handled", || {
+        seen.handled.lock().unwrap().len() == 200
+    })
+    .await;
+    wait_until(Duration::from_secs(10), "the queue empty", || {
+        consumer.stats().acked >= 200
+    })
+    .await;
+    let stats = running.stop().await;
+    let source = consumer.source();
+    source.close().await.unwrap();
+
+    let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
+    assert_eq!(queue.messages, 0, "none lost: {queue:?} {stats:?}");
+    assert!(stats.source_errors >= 1, "the cut was seen: {stats:?}");
+    assert_eq!(breaker.state(), State::Closed);
+    let snapshot = breaker.snapshot();
+    assert_eq!(
+        snapshot.failures, 0,
+        "the broker's failure recorded nothing: {snapshot:?}"
+    );
+    assert!(snapshot.last_opened.is_none(), "never opened: {snapshot:?}");
+}
