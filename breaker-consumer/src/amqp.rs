@@ -67,20 +67,22 @@ pub enum AmqpError {
 ///   (`basic.cancel`) and every message the broker had already pushed and the handlers had not
 ///   taken goes back with `basic.nack` and `requeue`. A change of prefetch cancels and consumes
 ///   again, since RabbitMQ applies a consumer's prefetch when it starts.
-/// - **Ack** is `basic.ack`. **Retry** is `basic.nack` with `requeue`: RabbitMQ puts the
-///   message back in its place and sets its `redelivered` flag. **Dead-letter** is
-///   `basic.reject` without requeue: the message goes to the queue's dead-letter exchange
+/// - **Ack** is `basic.ack`. **Retry** is `basic.nack` with `requeue`: RabbitMQ returns the
+///   message to the queue and flags it `redelivered`. **Dead-letter** is `basic.reject`
+///   without requeue: the message goes to the queue's dead-letter exchange
 ///   (`x-dead-letter-exchange`), or is dropped if it has none.
 /// - **The maximum deliveries** are the broker's: a quorum queue with `x-delivery-limit`
 ///   dead-letters a message returned more often than that. The attempt number comes from the
 ///   quorum queue's `x-delivery-count` header, or from the `redelivered` flag on a classic
 ///   queue (2 for any redelivery, which is all it tells).
-/// - **Probes take the head of the queue.** AMQP cannot choose fresh messages for probes, so a
-///   failed probe's message, back in its place, is the next probe: each failed round counts
-///   one delivery of it. The break grows after each failed round, so the rounds of an outage
-///   grow only with its logarithm until the break reaches its maximum; keep the delivery limit
-///   above the rounds of the longest outage you ride out (a limit of 20, and a maximum break
-///   of 16 times the break, cover hours).
+/// - **Probes take what the broker sends first**: AMQP cannot ask for fresh messages. Where a
+///   returned message goes decides what that is. A quorum queue (RabbitMQ 3.x, as the tests
+///   see it) returns it to the back, so each probe round takes other messages and no one
+///   message collects the failed rounds of an outage. A classic queue puts it back in its
+///   place, so a failed probe's message is the next probe; classic queues keep no delivery
+///   limit, so that costs it nothing but its `redelivered` flag. Either way the break grows
+///   after each failed round, so an outage of length `T` takes about
+///   `log2(max_break / break) + T / max_break` rounds.
 /// - **Losing the connection** fails the fetch; the consumer waits and tries again, and the
 ///   next fetch connects anew. The broker takes back every unsettled delivery of the lost
 ///   connection; settling one of those fails with [`AmqpError::ChannelClosed`], recorded
@@ -419,5 +421,35 @@ fn count(value: &AMQPValue) -> Option<u32> {
         AMQPValue::ShortShortInt(n) => u32::try_from(*n).ok(),
         AMQPValue::ShortShortUInt(n) => Some(u32::from(*n)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_count(value: AMQPValue) -> BasicProperties {
+        let mut headers = FieldTable::default();
+        headers.insert("x-delivery-count".into(), value);
+        BasicProperties::default().with_headers(headers)
+    }
+
+    #[test]
+    fn a_quorum_queue_counts_earlier_deliveries_in_a_header() {
+        assert_eq!(attempt(&with_count(AMQPValue::LongLongInt(3)), true), 4);
+        assert_eq!(attempt(&with_count(AMQPValue::LongInt(0)), false), 1);
+    }
+
+    #[test]
+    fn a_classic_queue_only_says_whether_it_delivered_before() {
+        assert_eq!(attempt(&BasicProperties::default(), false), 1);
+        assert_eq!(attempt(&BasicProperties::default(), true), 2);
+    }
+
+    #[test]
+    fn a_count_that_is_no_number_falls_back_to_the_flag() {
+        let odd = with_count(AMQPValue::LongString("three".into()));
+        assert_eq!(attempt(&odd, true), 2);
+        assert_eq!(attempt(&with_count(AMQPValue::LongLongInt(-1)), false), 1);
     }
 }

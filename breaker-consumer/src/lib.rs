@@ -96,7 +96,16 @@
 //!
 //! A message fetched before a pause has had its delivery counted, even if it then goes back
 //! unhandled. The consumer fetches no more than it can run at once, so that is at most
-//! `concurrency` messages per opening.
+//! `concurrency` messages per opening. A broker that pushes (RabbitMQ) sends up to its
+//! prefetch ahead of the handlers; [`amqp::AmqpQueue`] keeps the prefetch at what the circuit
+//! admits and gives back, with a requeue, what was pushed and not taken when it pauses: those
+//! too have had a delivery counted, and are at most `concurrency` per opening.
+//!
+//! # Brokers
+//!
+//! [`MemoryQueue`] is always there. The `redis` feature brings [`redis::RedisStream`] (Redis
+//! Streams consumer groups), the `amqp` feature [`amqp::AmqpQueue`] (RabbitMQ, through
+//! `lapin` on tokio).
 //!
 //! # Adding a broker
 //!
@@ -104,7 +113,7 @@
 //! and preferring fresh ones for probes),
 //! `settle` one as [`Settlement::Ack`], [`Settlement::Retry`] or [`Settlement::DeadLetter`]
 //! the broker's way, and, for a broker that pushes messages, `pause` and `resume`. The
-//! [`MemoryQueue`] is the model: read it first.
+//! [`MemoryQueue`] is the model: read it first; `AmqpQueue` shows a broker that pushes.
 
 #![deny(missing_docs)]
 
