@@ -4,6 +4,7 @@
 //! ```sh
 //! cargo run --release --example worker                      # in memory, on tokio's paused clock
 //! cargo run --release --example worker --features redis -- --redis redis://127.0.0.1:6379/
+//! cargo run --release --example worker --features amqp -- --amqp amqp://guest:guest@127.0.0.1:5672/%2f
 //! ```
 //!
 //! Orders arrive at 20 a second for three minutes; shipping each takes 50 ms against a carrier
@@ -11,8 +12,9 @@
 //! Without the breaker the worker keeps taking messages and failing them, and every message
 //! that arrives during the outage burns its deliveries and is dead-lettered. With it, the
 //! worker stops pulling while the circuit is open, probes with a couple of messages after each
-//! break, and drains the backlog once the carrier is back. Against Redis the same runs ten
-//! times faster on the real clock.
+//! break, and drains the backlog once the carrier is back. Against Redis or RabbitMQ the same
+//! runs ten times faster on the real clock (on RabbitMQ, quorum queues with a delivery limit
+//! and a dead-letter queue, made afresh for each run).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -256,12 +258,13 @@ fn print(without: &Figures, with: &Figures) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let redis = args
-        .iter()
-        .position(|a| a == "--redis")
-        .and_then(|i| args.get(i + 1).cloned());
-    match redis {
-        None => {
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    match (value("--redis"), value("--amqp")) {
+        (None, None) => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_time()
                 .start_paused(true)
@@ -272,8 +275,22 @@ fn main() {
             let with = runtime.block_on(in_memory(scenario, true));
             print(&without, &with);
         }
-        Some(url) => over_redis(&url),
+        (Some(url), _) => over_redis(&url),
+        (None, Some(url)) => over_amqp(&url),
     }
+}
+
+/// The real-clock speed against a broker: ten times the paused clock's scenario.
+fn against_a_broker() -> (tokio::runtime::Runtime, Scenario) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let scenario = Scenario {
+        speedup: 10,
+        ..Scenario::default_speed()
+    };
+    (runtime, scenario)
 }
 
 #[cfg(not(feature = "redis"))]
@@ -340,14 +357,7 @@ fn over_redis(url: &str) {
         .await)
     }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    let scenario = Scenario {
-        speedup: 10,
-        ..Scenario::default_speed()
-    };
+    let (runtime, scenario) = against_a_broker();
     let figures = runtime.block_on(async {
         Ok::<_, redis::RedisError>((
             against(url, scenario, false).await?,
@@ -358,6 +368,123 @@ fn over_redis(url: &str) {
         Ok((without, with)) => print(&without, &with),
         Err(error) => {
             eprintln!("Redis at {url}: {error}");
+            std::process::exit(1);
+        }
+    }
+}
+
+#[cfg(not(feature = "amqp"))]
+fn over_amqp(_url: &str) {
+    eprintln!(
+        "--amqp needs the amqp feature: cargo run --release --example worker --features amqp -- --amqp URL"
+    );
+    std::process::exit(2);
+}
+
+#[cfg(feature = "amqp")]
+fn over_amqp(url: &str) {
+    use breaker_consumer::amqp::AmqpQueue;
+    use lapin::options::{BasicPublishOptions, QueueDeclareOptions, QueueDeleteOptions};
+    use lapin::types::{AMQPValue, FieldTable};
+    use lapin::{BasicProperties, Connection, ConnectionProperties};
+
+    type Failed = Box<dyn std::error::Error + Send + Sync>;
+
+    async fn against(url: &str, scenario: Scenario, with_breaker: bool) -> Result<Figures, Failed> {
+        let queue = format!(
+            "worker-demo-{}",
+            if with_breaker { "with" } else { "without" }
+        );
+        let dead = format!("{queue}.dead");
+        let properties = ConnectionProperties::default()
+            .with_executor(tokio_executor_trait::Tokio::current())
+            .with_reactor(tokio_reactor_trait::Tokio::current());
+        let connection = Connection::connect(url, properties).await?;
+        let channel = connection.create_channel().await?;
+        for name in [&queue, &dead] {
+            channel
+                .queue_delete(name, QueueDeleteOptions::default())
+                .await?;
+        }
+        let durable = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
+        channel
+            .queue_declare(&dead, durable, FieldTable::default())
+            .await?;
+        // A quorum queue dead-letters a message returned more than `x-delivery-limit` times:
+        // its last delivery is the limit's plus one.
+        let mut arguments = FieldTable::default();
+        let limit = i32::try_from(scenario.max_deliveries.saturating_sub(1)).unwrap_or(i32::MAX);
+        arguments.insert(
+            "x-queue-type".into(),
+            AMQPValue::LongString("quorum".into()),
+        );
+        arguments.insert("x-delivery-limit".into(), AMQPValue::LongInt(limit));
+        arguments.insert(
+            "x-dead-letter-exchange".into(),
+            AMQPValue::LongString("".into()),
+        );
+        arguments.insert(
+            "x-dead-letter-routing-key".into(),
+            AMQPValue::LongString(dead.as_str().into()),
+        );
+        channel.queue_declare(&queue, durable, arguments).await?;
+        let source = AmqpQueue::connect(url, &queue)
+            .await?
+            .wait(Duration::from_millis(100))
+            .redeliver_after(scenario.scaled(Duration::from_secs(1)));
+        let (publisher, counter) = (channel.clone(), channel);
+        let figures = run(
+            scenario,
+            source,
+            Box::new(move |n| {
+                let (channel, queue) = (publisher.clone(), queue.clone());
+                Box::pin(async move {
+                    let _ = channel
+                        .basic_publish(
+                            "",
+                            &queue,
+                            BasicPublishOptions::default(),
+                            n.to_string().as_bytes(),
+                            BasicProperties::default(),
+                        )
+                        .await;
+                })
+            }),
+            Box::new(move || {
+                let (channel, dead) = (counter.clone(), dead.clone());
+                Box::pin(async move {
+                    let passive = QueueDeclareOptions {
+                        passive: true,
+                        ..QueueDeclareOptions::default()
+                    };
+                    channel
+                        .queue_declare(&dead, passive, FieldTable::default())
+                        .await
+                        .map_or(0, |q| u64::from(q.message_count()))
+                })
+            }),
+            with_breaker,
+        )
+        .await;
+        // Its channels are closing as their handles drop; the close may say so, which is fine.
+        let _ = connection.close(200, "demo done").await;
+        Ok(figures)
+    }
+
+    let (runtime, scenario) = against_a_broker();
+    let figures = runtime.block_on(async {
+        Ok::<_, Failed>((
+            against(url, scenario, false).await?,
+            against(url, scenario, true).await?,
+        ))
+    });
+    match figures {
+        Ok((without, with)) => print(&without, &with),
+        Err(error) => {
+            eprintln!("RabbitMQ at {url}: {error}");
             std::process::exit(1);
         }
     }

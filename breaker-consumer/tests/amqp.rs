@@ -157,7 +157,8 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
     let source = AmqpQueue::connect(&server.url(), QUEUE)
         .await
         .unwrap()
-        .wait(Duration::from_millis(100));
+        .wait(Duration::from_millis(100))
+        .redeliver_after(Duration::from_millis(100));
 
     let probes = 2;
     let concurrency = 8;
@@ -349,4 +350,50 @@ async fn a_lost_connection_records_nothing_and_loses_nothing() {
         "the broker's failure recorded nothing: {snapshot:?}"
     );
     assert!(snapshot.last_opened.is_none(), "never opened: {snapshot:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_delivery_is_held_back_for_its_delay_then_redelivered() {
+    use breaker_consumer::{Settlement, Source, Want};
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 1).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(200))
+        .redeliver_after(Duration::from_millis(1500));
+    source.resume(1).await.unwrap();
+    let first = source.fetch(Want::up_to(1)).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!((first[0].attempt, first[0].payload.redelivered), (1, false));
+    let retried = first.into_iter().next().unwrap();
+    source.settle(retried.id, Settlement::Retry).await.unwrap();
+    let settled = std::time::Instant::now();
+
+    // Held: still out to this consumer, not handed out again.
+    assert!(source.fetch(Want::up_to(1)).await.unwrap().is_empty());
+    let held = on_record(&server, QUEUE).await;
+    assert_eq!((held.ready, held.unacknowledged), (0, 1), "{held:?}");
+
+    let mut again = Vec::new();
+    while again.is_empty() && settled.elapsed() < Duration::from_secs(10) {
+        again = source.fetch(Want::up_to(1)).await.unwrap();
+    }
+    // The hold began just before `settled` was read.
+    assert!(
+        settled.elapsed() >= Duration::from_millis(1400),
+        "back after {:?}",
+        settled.elapsed()
+    );
+    assert_eq!(again.len(), 1, "redelivered after its delay");
+    assert!(again[0].payload.redelivered);
+    assert_eq!(again[0].attempt, 2, "the quorum queue counted one return");
+    let again = again.into_iter().next().unwrap();
+    source.settle(again.id, Settlement::Ack).await.unwrap();
+    source.close().await.unwrap();
+    let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
+    assert_eq!(queue.messages, 0, "{queue:?}");
 }

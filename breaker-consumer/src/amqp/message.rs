@@ -1,0 +1,100 @@
+//! What a delivery carries to the handler, and the handle it is settled with.
+
+use lapin::BasicProperties;
+use lapin::acker::Acker;
+use lapin::types::AMQPValue;
+
+use crate::source::Delivery;
+
+/// One message as RabbitMQ delivered it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Message {
+    /// The body.
+    pub body: Vec<u8>,
+    /// Its properties and headers.
+    pub properties: BasicProperties,
+    /// The exchange it was published to (empty for the default exchange).
+    pub exchange: String,
+    /// The routing key it was published with.
+    pub routing_key: String,
+    /// Whether the broker delivered it before (the AMQP `redelivered` flag).
+    pub redelivered: bool,
+}
+
+/// The handle to settle one delivery with: it belongs to the channel the delivery came on.
+#[derive(Debug, Clone)]
+pub struct Tag(pub(super) Acker);
+
+pub(super) fn delivery_of(delivery: lapin::message::Delivery) -> Delivery<Message, Tag> {
+    Delivery {
+        attempt: attempt(&delivery.properties, delivery.redelivered),
+        id: Tag(delivery.acker),
+        payload: Message {
+            body: delivery.data,
+            properties: delivery.properties,
+            exchange: delivery.exchange.to_string(),
+            routing_key: delivery.routing_key.to_string(),
+            redelivered: delivery.redelivered,
+        },
+    }
+}
+
+/// Which delivery this is: a quorum queue counts earlier deliveries in `x-delivery-count`; a
+/// classic queue only says whether there was one.
+fn attempt(properties: &BasicProperties, redelivered: bool) -> u32 {
+    let counted = properties
+        .headers()
+        .as_ref()
+        .and_then(|headers| headers.inner().get("x-delivery-count"))
+        .and_then(count);
+    match counted {
+        Some(before) => before.saturating_add(1),
+        None if redelivered => 2,
+        None => 1,
+    }
+}
+
+fn count(value: &AMQPValue) -> Option<u32> {
+    match value {
+        AMQPValue::LongLongInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::LongInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::LongUInt(n) => Some(*n),
+        AMQPValue::ShortInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::ShortUInt(n) => Some(u32::from(*n)),
+        AMQPValue::ShortShortInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::ShortShortUInt(n) => Some(u32::from(*n)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lapin::types::FieldTable;
+
+    fn with_count(value: AMQPValue) -> BasicProperties {
+        let mut headers = FieldTable::default();
+        headers.insert("x-delivery-count".into(), value);
+        BasicProperties::default().with_headers(headers)
+    }
+
+    #[test]
+    fn a_quorum_queue_counts_earlier_deliveries_in_a_header() {
+        assert_eq!(attempt(&with_count(AMQPValue::LongLongInt(3)), true), 4);
+        assert_eq!(attempt(&with_count(AMQPValue::LongInt(0)), false), 1);
+    }
+
+    #[test]
+    fn a_classic_queue_only_says_whether_it_delivered_before() {
+        assert_eq!(attempt(&BasicProperties::default(), false), 1);
+        assert_eq!(attempt(&BasicProperties::default(), true), 2);
+    }
+
+    #[test]
+    fn a_count_that_is_no_number_falls_back_to_the_flag() {
+        let odd = with_count(AMQPValue::LongString("three".into()));
+        assert_eq!(attempt(&odd, true), 2);
+        assert_eq!(attempt(&with_count(AMQPValue::LongLongInt(-1)), false), 1);
+    }
+}
