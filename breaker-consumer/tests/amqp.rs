@@ -209,9 +209,9 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
             breaker.state() == State::Open
         })
         .await;
-        // Handlers in flight at the opening end as their tokens fire, and settle; the broker's
-        // figures follow within its 100 ms tick.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Handlers in flight at the opening end as their tokens fire, and settle (a retry after
+        // its 100 ms hold); the broker's figures follow within its 100 ms tick.
+        tokio::time::sleep(Duration::from_millis(500)).await;
         let Status::Paused {
             resumes_at: Some(at),
         } = consumer.status()
@@ -221,7 +221,7 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         let round = rounds.load(Ordering::SeqCst);
         let calls = downstream.calls();
         let before = on_record(&server, QUEUE).await;
-        tokio::time::sleep_until(at - Duration::from_millis(500)).await;
+        tokio::time::sleep_until(at - Duration::from_millis(400)).await;
         let after = on_record(&server, QUEUE).await;
         // Read while the circuit was still open, with no probe round in between.
         if breaker.state() != State::Open || rounds.load(Ordering::SeqCst) != round {
@@ -393,6 +393,74 @@ async fn a_retried_delivery_is_held_back_for_its_delay_then_redelivered() {
     assert_eq!(again[0].attempt, 2, "the quorum queue counted one return");
     let again = again.into_iter().next().unwrap();
     source.settle(again.id, Settlement::Ack).await.unwrap();
+    source.close().await.unwrap();
+    let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
+    assert_eq!(queue.messages, 0, "{queue:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_cancels_the_consumer_and_gives_back_what_was_pushed_with_a_requeue() {
+    use breaker_consumer::{Settlement, Source, Want};
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 10).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE).await.unwrap();
+    source.resume(4).await.unwrap();
+    let taken = source.fetch(Want::up_to(1)).await.unwrap();
+    assert_eq!(taken.len(), 1);
+    let flowing = settled_record(&server, QUEUE, |q| {
+        q.unacknowledged == 4 && q.consumers == 1
+    })
+    .await;
+    assert_eq!(
+        (flowing.consumers, flowing.unacknowledged),
+        (1, 4),
+        "the prefetch: one taken, three pushed ahead: {flowing:?}"
+    );
+
+    source.pause().await.unwrap();
+    assert_eq!(source.given_back(), 3, "the three pushed and not taken");
+    let paused = settled_record(&server, QUEUE, |q| q.ready == 9).await;
+    assert_eq!(
+        (paused.ready, paused.unacknowledged),
+        (9, 1),
+        "the taken one still out, the rest back (requeued, not rejected): {paused:?}"
+    );
+    let dead = on_record(&server, DEAD).await;
+    assert_eq!(dead.messages, 0, "nothing given back was dead-lettered");
+
+    // The one taken is still settled normally, on its channel; then the cancelled consumer,
+    // which a quorum queue keeps while it has deliveries out, is gone.
+    let taken = taken.into_iter().next().unwrap();
+    source.settle(taken.id, Settlement::Ack).await.unwrap();
+    let idle = settled_record(&server, QUEUE, |q| q.consumers == 0 && q.messages == 9).await;
+    assert_eq!(
+        (idle.consumers, idle.ready, idle.unacknowledged),
+        (0, 9, 0),
+        "paused: no consumer, nothing out: {idle:?}"
+    );
+    source.resume(4).await.unwrap();
+    let mut redelivered = 0;
+    let mut fresh = 0;
+    while redelivered + fresh < 9 {
+        let batch = source.fetch(Want::up_to(4)).await.unwrap();
+        assert!(!batch.is_empty(), "the nine left come back");
+        for delivery in batch {
+            if delivery.payload.redelivered {
+                redelivered += 1;
+            } else {
+                fresh += 1;
+            }
+            source.settle(delivery.id, Settlement::Ack).await.unwrap();
+        }
+    }
+    assert_eq!(
+        (redelivered, fresh),
+        (3, 6),
+        "the given back carry the flag"
+    );
     source.close().await.unwrap();
     let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
     assert_eq!(queue.messages, 0, "{queue:?}");
