@@ -148,7 +148,11 @@ impl<S: Source> Consumer<S> {
             // Slots lead: a zip that runs out of slots has taken no delivery it then drops.
             for (slot, delivery) in room.into_iter().zip(fetched.by_ref()) {
                 let permit = match permits.pop() {
-                    Some(permit) => permit,
+                    // Taken before the fetch: the wait for a message is not the call's time.
+                    Some(mut permit) => {
+                        permit.restart_clock();
+                        permit
+                    }
                     None => match self.breaker.try_acquire_owned() {
                         Ok(permit) => permit,
                         Err(_) => {

@@ -656,3 +656,44 @@ async fn deliveries_beyond_what_was_asked_go_back_unhandled_not_lost() {
     assert!(stats.released > 0, "{stats:?}");
     assert_eq!(queue.stats().unsettled, 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_is_timed_from_its_message_not_from_the_wait_for_one() {
+    use breaker_runtime::{Breaker, Config, Order};
+
+    let queue = MemoryQueue::new(5);
+    let downstream = Downstream::new(Duration::from_millis(10));
+    let breaker = Arc::new(Breaker::new(
+        Config::builder()
+            .count_window(4)
+            .probes(1)
+            .break_duration(Duration::from_secs(10))
+            .slow_call(Duration::from_millis(50))
+            .no_timeout()
+            .build()
+            .unwrap(),
+    ));
+    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    breaker.apply_order(1, Order::HalfOpen);
+    // The probe permit is taken for a fetch, which waits up to 100 ms for a message: it comes
+    // 70 ms into that wait, and takes 10 ms to handle.
+    while breaker.snapshot().probes_in_flight == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(70)).await;
+    queue.publish(1);
+    wait_until(Duration::from_secs(1), "the probe to be handled", || {
+        queue.stats().acked == 1
+    })
+    .await;
+    running.stop().await;
+
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "a 10 ms probe is not slow for the time it waited for its message"
+    );
+    assert_eq!(breaker.snapshot().slow, 0);
+}

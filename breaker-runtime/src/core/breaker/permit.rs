@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::base::clock::Nanos;
+use crate::base::clock::{self, Nanos};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::kind::Kind;
 use crate::core::breaker::observer::Ending;
@@ -221,6 +221,33 @@ impl OwnedPermit {
     /// The breaker that admitted the call.
     pub fn breaker(&self) -> &Arc<Breaker> {
         &self.held.breaker
+    }
+
+    /// Starts the call's clock again, now: for a permit taken ahead of its work, as a queue
+    /// consumer takes its probe permits before it fetches the messages they will run. The wait
+    /// then counts neither in the call's duration (so not in its slow-call judgement) nor
+    /// against its timeout. A permit whose breaker reads no clock for its calls stays so.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use breaker_runtime::{Breaker, Config, Verdict};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let config = Config::builder().count_window(1).slow_call(Duration::from_millis(100));
+    /// let breaker = Arc::new(Breaker::new(config.build().unwrap()));
+    /// let mut permit = breaker.try_acquire_owned().unwrap();
+    /// tokio::time::sleep(Duration::from_secs(1)).await; // waiting for work to arrive
+    /// permit.restart_clock();
+    /// permit.run(async { Ok::<_, std::io::Error>(()) }, Verdict::of).await.unwrap().unwrap();
+    /// assert_eq!(breaker.snapshot().slow, 0, "the wait before the call is not its duration");
+    /// # }
+    /// ```
+    pub fn restart_clock(&mut self) {
+        if self.held.started.is_some() {
+            self.held.started = Some(clock::now());
+        }
     }
 
     outcome_methods!();
