@@ -32,6 +32,8 @@ pub struct Consumer<S: Source> {
     source: Arc<S>,
     breaker: Arc<Breaker>,
     concurrency: usize,
+    /// One per handler that may run: shared by every `run` of this consumer.
+    slots: Arc<Semaphore>,
     rules: Arc<Rules>,
     counters: Arc<Counters>,
 }
@@ -86,6 +88,9 @@ impl<S: Source> Consumer<S> {
     /// The handler gets each delivery and a token that fires if the circuit opens while it
     /// runs; it answers with [`Handled`] or a [`Failure`]. It runs under the breaker's timeout:
     /// one that outlives it is dropped, counts as a failure, and its message goes back.
+    ///
+    /// Runs of one consumer from several tasks at once share its `concurrency`: together they
+    /// never run more handlers than that.
     pub async fn run<H, Fut, E>(&self, handler: H, shutdown: CancellationToken) -> Stats
     where
         H: Fn(Delivery<S::Payload, S::Id>, CancellationToken) -> Fut + Send + Sync + 'static,
@@ -93,7 +98,6 @@ impl<S: Source> Consumer<S> {
         E: IsFailure + Error + Send + 'static,
     {
         let handler = Arc::new(handler);
-        let slots = Arc::new(Semaphore::new(self.concurrency));
         let openings = Arc::new(Openings::default());
         let _opened = self.breaker.on_transition({
             let openings = Arc::clone(&openings);
@@ -108,7 +112,7 @@ impl<S: Source> Consumer<S> {
         let mut backoff = Backoff::default();
         loop {
             while handlers.try_join_next().is_some() {}
-            let Some(room) = until(&shutdown, self.room(&slots)).await else {
+            let Some(room) = until(&shutdown, self.room()).await else {
                 break;
             };
             // Taken before admission: a delivery admitted just before an opening gets the
@@ -193,13 +197,13 @@ impl<S: Source> Consumer<S> {
     }
 
     /// Waits for one free handler slot, then takes every other one free now.
-    async fn room(&self, slots: &Arc<Semaphore>) -> Vec<OwnedSemaphorePermit> {
-        let Ok(first) = Arc::clone(slots).acquire_owned().await else {
+    async fn room(&self) -> Vec<OwnedSemaphorePermit> {
+        let Ok(first) = Arc::clone(&self.slots).acquire_owned().await else {
             // The semaphore is ours and never closed.
             return Vec::new();
         };
         let mut room = vec![first];
-        while let Ok(more) = Arc::clone(slots).try_acquire_owned() {
+        while let Ok(more) = Arc::clone(&self.slots).try_acquire_owned() {
             room.push(more);
         }
         room
@@ -299,6 +303,7 @@ impl<S: Source> ConsumerBuilder<S> {
             source: Arc::new(self.source),
             breaker: self.breaker,
             concurrency: self.concurrency,
+            slots: Arc::new(Semaphore::new(self.concurrency)),
             rules: Arc::new(self.rules),
             counters: Arc::default(),
         }

@@ -697,3 +697,27 @@ async fn a_probe_is_timed_from_its_message_not_from_the_wait_for_one() {
     );
     assert_eq!(breaker.snapshot().slow, 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn two_runs_of_one_consumer_share_its_concurrency() {
+    let queue = queue_of(60, 3);
+    let downstream = Downstream::new(Duration::from_millis(50));
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), breaker(10, 1, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let first = Running::start(Arc::clone(&consumer), handler(&downstream));
+    let second = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "every message acked", || queue.stats().acked == 60).await;
+    let (a, b) = (first.stop().await, second.stop().await);
+
+    assert_eq!(
+        downstream.max_in_flight(),
+        4,
+        "never more than 4 between them"
+    );
+    assert_eq!(a.handled, 60, "the counts are the consumer's: {a:?}");
+    assert_eq!(a, b);
+    assert_eq!(queue.stats().deliveries, 60, "one delivery per message");
+}
