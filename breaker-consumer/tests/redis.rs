@@ -190,3 +190,85 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
     assert!(stats.pauses >= 2, "{stats:?}");
     drop(server);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_connection_to_redis_records_nothing_and_loses_nothing() {
+    let server = RedisServer::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let source = RedisStream::connect(&server.url(), STREAM, GROUP, "worker-1")
+        .await
+        .unwrap()
+        .block(Duration::from_millis(100))
+        .redeliver_after(Duration::from_millis(300));
+    for n in 0..200 {
+        let _: String = redis::cmd("XADD")
+            .arg(STREAM)
+            .arg("*")
+            .arg("n")
+            .arg(n)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let breaker = support::breaker(10, 2, 30);
+    let handled = Arc::new(Mutex::new(HashSet::new()));
+    let downstream = Downstream::new(Duration::from_millis(5));
+    let consumer = Arc::new(
+        Consumer::builder(source, Arc::clone(&breaker))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), {
+        let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
+        move |d: Delivery<Fields, String>, cancel| {
+            let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
+            async move {
+                let n: u32 = std::str::from_utf8(&d.payload["n"])
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                downstream.call(Some(&cancel)).await?;
+                handled.lock().unwrap().insert(n);
+                Ok::<_, Failure<DownstreamError>>(Handled::Done)
+            }
+        }
+    });
+    wait_until(Duration::from_secs(30), "50 handled", || {
+        handled.lock().unwrap().len() >= 50
+    })
+    .await;
+    // Every client but this one loses its connection, as in a failover or a network cut.
+    let killed: u64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        killed >= 2,
+        "the consumer's two connections were cut ({killed})"
+    );
+    wait_until(Duration::from_secs(60), "every entry handled", || {
+        handled.lock().unwrap().len() == 200
+    })
+    .await;
+    wait_until(Duration::from_secs(10), "every entry acked", || {
+        consumer.stats().acked >= 200
+    })
+    .await;
+    let stats = running.stop().await;
+
+    let record = on_record(&mut conn).await;
+    assert_eq!(record.pending, 0, "none lost: {record:?} {stats:?}");
+    assert_eq!(breaker.state(), State::Closed);
+    let snapshot = breaker.snapshot();
+    assert_eq!(
+        snapshot.failures, 0,
+        "the cut recorded nothing: {snapshot:?}"
+    );
+    assert!(snapshot.last_opened.is_none(), "never opened: {snapshot:?}");
+}
