@@ -281,6 +281,7 @@ fn main() {
 }
 
 /// The real-clock speed against a broker: ten times the paused clock's scenario.
+#[cfg(any(feature = "redis", feature = "amqp"))]
 fn against_a_broker() -> (tokio::runtime::Runtime, Scenario) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
