@@ -134,11 +134,20 @@ impl Drop for RabbitServer {
         let _ = self.rabbitmqctl(&["stop"]);
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = Command::new("epmd")
-            .args(["-port", &self.epmd_port.to_string(), "-kill"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        // The private epmd refuses to die while the node's registration lingers: ask again.
+        for _ in 0..50 {
+            let Ok(out) = Command::new("epmd")
+                .args(["-port", &self.epmd_port.to_string(), "-kill"])
+                .output()
+            else {
+                break;
+            };
+            let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+            if said.contains("Killed") || said.contains("Cannot connect") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
