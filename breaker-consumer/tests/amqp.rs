@@ -8,7 +8,7 @@
 mod support;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOpti
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
 use support::rabbit_server::{QueueRecord, RabbitServer};
-use support::{Downstream, DownstreamError, Running, wait_until};
+use support::{Downstream, DownstreamError, ProbeWatch, Running, wait_until};
 
 const QUEUE: &str = "orders";
 const DEAD: &str = "orders.dead";
@@ -172,23 +172,8 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
             .build()
             .unwrap(),
     ));
-    let probing_peak = Arc::new(AtomicUsize::new(0));
-    let rounds = Arc::new(AtomicUsize::new(0));
     let downstream = Downstream::new(Duration::from_millis(3));
-    let _watch = breaker.on_transition({
-        let (peak, downstream) = (Arc::clone(&probing_peak), Arc::clone(&downstream));
-        let rounds = Arc::clone(&rounds);
-        move |t| match t.to {
-            State::HalfOpen => {
-                rounds.fetch_add(1, Ordering::SeqCst);
-                downstream.reset_max_in_flight();
-            }
-            _ if t.from == State::HalfOpen => {
-                peak.fetch_max(downstream.max_in_flight(), Ordering::SeqCst);
-            }
-            _ => {}
-        }
-    });
+    let watch = ProbeWatch::install(&breaker, &downstream);
     let seen = Arc::new(Seen::default());
     let consumer = Arc::new(
         Consumer::builder(source, Arc::clone(&breaker))
@@ -218,13 +203,13 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         else {
             continue;
         };
-        let round = rounds.load(Ordering::SeqCst);
+        let round = watch.rounds();
         let calls = downstream.calls();
         let before = on_record(&server, QUEUE).await;
         tokio::time::sleep_until(at - Duration::from_millis(400)).await;
         let after = on_record(&server, QUEUE).await;
         // Read while the circuit was still open, with no probe round in between.
-        if breaker.state() != State::Open || rounds.load(Ordering::SeqCst) != round {
+        if breaker.state() != State::Open || watch.rounds() != round {
             continue;
         }
         assert_eq!(before.consumers, 0, "while open, no consumer: {before:?}");
@@ -239,7 +224,7 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         assert_eq!(downstream.calls(), calls, "while open, no call downstream");
         breaks_checked += 1;
         wait_until(Duration::from_secs(2), "the probe round", || {
-            rounds.load(Ordering::SeqCst) > round
+            watch.rounds() > round
         })
         .await;
     }
@@ -269,9 +254,9 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         "every message acked, none lost: {queue:?} {stats:?}"
     );
     assert!(
-        probing_peak.load(Ordering::SeqCst) <= probes as usize,
+        watch.peak() <= probes as usize,
         "half-open ran {} at once",
-        probing_peak.load(Ordering::SeqCst)
+        watch.peak()
     );
     assert!(stats.pauses >= 2, "{stats:?}");
     // Every redelivery the broker flagged is one the consumer asked for: a failed or

@@ -6,17 +6,16 @@
 mod support;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breaker_consumer::redis::{Fields, RedisStream};
-use breaker_consumer::{Consumer, Delivery, Failure, Handled, Status};
+use breaker_consumer::{CancellationToken, Consumer, Delivery, Handled, Status};
 use breaker_runtime::{Breaker, Config, State};
 use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamInfoGroupsReply, StreamPendingCountReply};
 use support::redis_server::RedisServer;
-use support::{Downstream, DownstreamError, Running, wait_until};
+use support::{Downstream, ProbeWatch, Running, wait_until};
 
 const STREAM: &str = "orders";
 const GROUP: &str = "shipping";
@@ -53,6 +52,27 @@ async fn on_record(conn: &mut MultiplexedConnection) -> OnRecord {
     }
 }
 
+/// Calls the downstream for entry `n` and notes `n` as handled once it succeeds.
+fn handler(
+    downstream: &Arc<Downstream>,
+    handled: &Arc<Mutex<HashSet<u32>>>,
+) -> impl Fn(Delivery<Fields, String>, CancellationToken) -> support::Answer + Send + Sync + 'static
+{
+    let (downstream, handled) = (Arc::clone(downstream), Arc::clone(handled));
+    move |d, cancel| {
+        let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
+        Box::pin(async move {
+            let n: u32 = std::str::from_utf8(&d.payload["n"])
+                .unwrap()
+                .parse()
+                .unwrap();
+            downstream.call(Some(&cancel)).await?;
+            handled.lock().unwrap().insert(n);
+            Ok(Handled::Done)
+        })
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
     let server = RedisServer::start();
@@ -86,46 +106,15 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
             .build()
             .unwrap(),
     ));
-    // The most handlers in flight during each half-open stretch, read when it ends.
-    let probing_peak = Arc::new(AtomicUsize::new(0));
-    // Probe rounds begun: a failed round is over in milliseconds, too soon to see by polling.
-    let rounds = Arc::new(AtomicUsize::new(0));
     let downstream = Downstream::new(Duration::from_millis(3));
-    let _watch = breaker.on_transition({
-        let (peak, downstream) = (Arc::clone(&probing_peak), Arc::clone(&downstream));
-        let rounds = Arc::clone(&rounds);
-        move |t| match t.to {
-            State::HalfOpen => {
-                rounds.fetch_add(1, Ordering::SeqCst);
-                downstream.reset_max_in_flight();
-            }
-            _ if t.from == State::HalfOpen => {
-                peak.fetch_max(downstream.max_in_flight(), Ordering::SeqCst);
-            }
-            _ => {}
-        }
-    });
+    let watch = ProbeWatch::install(&breaker, &downstream);
     let handled = Arc::new(Mutex::new(HashSet::new()));
     let consumer = Arc::new(
         Consumer::builder(source, Arc::clone(&breaker))
             .concurrency(8)
             .build(),
     );
-    let running = Running::start(Arc::clone(&consumer), {
-        let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
-        move |d: Delivery<Fields, String>, cancel| {
-            let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
-            async move {
-                let n: u32 = std::str::from_utf8(&d.payload["n"])
-                    .unwrap()
-                    .parse()
-                    .unwrap();
-                downstream.call(Some(&cancel)).await?;
-                handled.lock().unwrap().insert(n);
-                Ok::<_, Failure<DownstreamError>>(Handled::Done)
-            }
-        }
-    });
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream, &handled));
 
     wait_until(Duration::from_secs(30), "100 handled", || {
         handled.lock().unwrap().len() >= 100
@@ -148,7 +137,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
             continue;
         };
         let before = on_record(&mut conn).await;
-        let round = rounds.load(Ordering::SeqCst);
+        let round = watch.rounds();
         tokio::time::sleep_until(at - Duration::from_millis(100)).await;
         if breaker.state() != State::Open {
             continue;
@@ -157,7 +146,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
         assert_eq!(before, after, "while open, nothing read, nothing claimed");
         breaks_checked += 1;
         wait_until(Duration::from_secs(1), "the probe round", || {
-            rounds.load(Ordering::SeqCst) > round
+            watch.rounds() > round
         })
         .await;
     }
@@ -183,9 +172,9 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
     let record = on_record(&mut conn).await;
     assert_eq!(record.pending, 0, "every entry acked: {record:?} {stats:?}");
     assert!(
-        probing_peak.load(Ordering::SeqCst) <= probes as usize,
+        watch.peak() <= probes as usize,
         "half-open ran {} at once",
-        probing_peak.load(Ordering::SeqCst)
+        watch.peak()
     );
     assert!(stats.pauses >= 2, "{stats:?}");
     drop(server);
@@ -219,21 +208,7 @@ async fn a_cut_connection_to_redis_records_nothing_and_loses_nothing() {
             .concurrency(4)
             .build(),
     );
-    let running = Running::start(Arc::clone(&consumer), {
-        let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
-        move |d: Delivery<Fields, String>, cancel| {
-            let (downstream, handled) = (Arc::clone(&downstream), Arc::clone(&handled));
-            async move {
-                let n: u32 = std::str::from_utf8(&d.payload["n"])
-                    .unwrap()
-                    .parse()
-                    .unwrap();
-                downstream.call(Some(&cancel)).await?;
-                handled.lock().unwrap().insert(n);
-                Ok::<_, Failure<DownstreamError>>(Handled::Done)
-            }
-        }
-    });
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream, &handled));
     wait_until(Duration::from_secs(30), "50 handled", || {
         handled.lock().unwrap().len() >= 50
     })

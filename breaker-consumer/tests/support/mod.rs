@@ -172,3 +172,48 @@ pub async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> b
 pub fn is_open(breaker: &Breaker) -> bool {
     breaker.state() == State::Open
 }
+
+/// Watches the half-open stretches of a breaker: probe rounds begun (a failed round is over in
+/// milliseconds, too soon to see by polling the state), and the most calls the downstream had
+/// in flight during any of them, read as each ends.
+pub struct ProbeWatch {
+    pub rounds: Arc<AtomicUsize>,
+    pub peak: Arc<AtomicUsize>,
+    _subscription: breaker_runtime::Subscription,
+}
+
+impl ProbeWatch {
+    pub fn install(breaker: &Breaker, downstream: &Arc<Downstream>) -> ProbeWatch {
+        let (rounds, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let subscription = breaker.on_transition({
+            let (rounds, peak, downstream) = (
+                Arc::clone(&rounds),
+                Arc::clone(&peak),
+                Arc::clone(downstream),
+            );
+            move |t| match t.to {
+                State::HalfOpen => {
+                    rounds.fetch_add(1, Ordering::SeqCst);
+                    downstream.reset_max_in_flight();
+                }
+                _ if t.from == State::HalfOpen => {
+                    peak.fetch_max(downstream.max_in_flight(), Ordering::SeqCst);
+                }
+                _ => {}
+            }
+        });
+        ProbeWatch {
+            rounds,
+            peak,
+            _subscription: subscription,
+        }
+    }
+
+    pub fn rounds(&self) -> usize {
+        self.rounds.load(Ordering::SeqCst)
+    }
+
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
+}
