@@ -52,6 +52,20 @@ async fn on_record(conn: &mut MultiplexedConnection) -> OnRecord {
     }
 }
 
+/// Adds entries 0 to `count` - 1 to the stream, each with its number under `n`.
+async fn publish(conn: &mut MultiplexedConnection, count: u32) {
+    for n in 0..count {
+        let _: String = redis::cmd("XADD")
+            .arg(STREAM)
+            .arg("*")
+            .arg("n")
+            .arg(n)
+            .query_async(conn)
+            .await
+            .unwrap();
+    }
+}
+
 /// Calls the downstream for entry `n` and notes `n` as handled once it succeeds.
 fn handler(
     downstream: &Arc<Downstream>,
@@ -84,16 +98,7 @@ async fn an_outage_on_redis_moves_no_delivery_count_and_dead_letters_nothing() {
         .block(Duration::from_millis(100))
         .redeliver_after(Duration::from_millis(300))
         .max_deliveries(4);
-    for n in 0..500 {
-        let _: String = redis::cmd("XADD")
-            .arg(STREAM)
-            .arg("*")
-            .arg("n")
-            .arg(n)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-    }
+    publish(&mut conn, 500).await;
 
     let probes = 2;
     let breaker = Arc::new(Breaker::new(
@@ -190,16 +195,7 @@ async fn a_cut_connection_to_redis_records_nothing_and_loses_nothing() {
         .unwrap()
         .block(Duration::from_millis(100))
         .redeliver_after(Duration::from_millis(300));
-    for n in 0..200 {
-        let _: String = redis::cmd("XADD")
-            .arg(STREAM)
-            .arg("*")
-            .arg("n")
-            .arg(n)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-    }
+    publish(&mut conn, 200).await;
     let breaker = support::breaker(10, 2, 30);
     let handled = Arc::new(Mutex::new(HashSet::new()));
     let downstream = Downstream::new(Duration::from_millis(5));
