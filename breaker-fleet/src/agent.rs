@@ -1,0 +1,510 @@
+//! The member's one task: it flushes each breaker's outcomes to the fleet window, turns the
+//! fleet's evidence into decisions, applies the decisions it hears, and leads the probe while
+//! it holds the lease. Callers never wait on it, and nothing it does touches the call path.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker_runtime::{
+    Breaker, Counts, Order, Origin, State, Subscription, Transition, Window, registry,
+};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::jitter::Jitter;
+use crate::news::{Decision, News};
+use crate::options::{Choice, Options};
+use crate::stats::Counters;
+use crate::tally::Tally;
+use crate::transport::{Heard, Transport};
+use crate::view::{Generations, View};
+
+/// The longest one call to the transport may take before the member counts the fleet lost.
+const CALL_LIMIT: Duration = Duration::from_secs(1);
+
+/// One breaker taking part.
+struct Member {
+    breaker: Arc<Breaker>,
+    counted: Counts,
+    view: View,
+    generations: Generations,
+    _changes: Subscription,
+}
+
+pub(crate) struct Agent<T: Transport> {
+    transport: Arc<T>,
+    options: Options,
+    origin: u64,
+    counters: Arc<Counters>,
+    members: HashMap<String, Member>,
+    changes_in: UnboundedSender<Transition>,
+    changes: UnboundedReceiver<Transition>,
+    jitter: Jitter,
+    connected: bool,
+    /// When each of this member's announcements left, to time its echo.
+    sent_at: HashMap<(String, u64), Instant>,
+}
+
+impl<T: Transport> Agent<T> {
+    pub(crate) fn new(
+        transport: Arc<T>,
+        options: Options,
+        origin: u64,
+        counters: Arc<Counters>,
+    ) -> Self {
+        let (changes_in, changes) = unbounded_channel();
+        let mut agent = Agent {
+            transport,
+            options,
+            origin,
+            counters,
+            members: HashMap::new(),
+            changes_in,
+            changes,
+            jitter: Jitter::seeded(),
+            connected: false,
+            sent_at: HashMap::new(),
+        };
+        // Counting begins now, not at the first flush: outcomes from the moment of joining
+        // reach the fleet.
+        agent.refresh_members();
+        agent
+    }
+
+    pub(crate) async fn run(mut self, stop: CancellationToken) {
+        let (inbox_in, mut inbox) = unbounded_channel();
+        let listening = self.transport.listen(inbox_in);
+        let mut tick = tokio::time::interval(self.options.flush);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let due = self.members.values().filter_map(|m| m.view.due()).min();
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => break,
+                Some(heard) = inbox.recv() => self.hear(heard).await,
+                Some(change) = self.changes.recv() => self.local_change(change).await,
+                () = sleep_until(due) => self.act_on_due().await,
+                _ = tick.tick() => self.flush_all().await,
+            }
+        }
+        listening.abort();
+        self.leave().await;
+    }
+
+    /// Runs one transport call within [`CALL_LIMIT`]; a failure or a timeout loses the fleet.
+    async fn call<R, E: std::fmt::Display>(
+        &mut self,
+        work: impl Future<Output = Result<R, E>>,
+    ) -> Option<R> {
+        match tokio::time::timeout(CALL_LIMIT, work).await {
+            Ok(Ok(value)) => {
+                if !self.connected {
+                    self.found().await;
+                }
+                Some(value)
+            }
+            Ok(Err(error)) => {
+                self.lost(&error.to_string());
+                None
+            }
+            Err(_) => {
+                self.lost("no answer within a second");
+                None
+            }
+        }
+    }
+
+    fn refresh_members(&mut self) {
+        let chosen: Vec<Arc<Breaker>> = if self.options.breakers.is_empty() {
+            registry().breakers()
+        } else {
+            self.options
+                .breakers
+                .iter()
+                .filter_map(|choice| match choice {
+                    Choice::Named(name) => registry().get(name),
+                    Choice::Given(breaker) => Some(Arc::clone(breaker)),
+                })
+                .collect()
+        };
+        for breaker in chosen {
+            let name = breaker.name().as_str().to_owned();
+            if self.members.contains_key(&name) {
+                continue;
+            }
+            let changes_in = self.changes_in.clone();
+            // Only this process's own transitions: the fleet's orders are what it applied.
+            let changes = breaker.on_transition(move |t| {
+                if t.origin == Origin::Local {
+                    let _ = changes_in.send(t.clone());
+                }
+            });
+            self.members.insert(
+                name,
+                Member {
+                    counted: breaker.counts(),
+                    breaker,
+                    view: View::Local,
+                    generations: Generations::default(),
+                    _changes: changes,
+                },
+            );
+        }
+    }
+
+    async fn flush_all(&mut self) {
+        self.refresh_members();
+        let names: Vec<String> = self.members.keys().cloned().collect();
+        for name in names {
+            let Some(member) = self.members.get(&name) else {
+                continue;
+            };
+            let counts = member.breaker.counts();
+            let delta = Tally::between(member.counted, counts);
+            let config = member.breaker.config().clone();
+            let span = match config.window() {
+                Window::Time(span) => span,
+                Window::Count(_) => self.options.count_window_span,
+            };
+            let transport = Arc::clone(&self.transport);
+            let bucket = self.options.flush;
+            let Some(fleet) = self.call(transport.flush(&name, span, bucket, delta)).await else {
+                // The delta stays uncounted and goes with the next flush that lands.
+                return;
+            };
+            let Some(member) = self.members.get_mut(&name) else {
+                continue;
+            };
+            member.counted = counts;
+            let min_calls = u64::from(self.options.min_calls.unwrap_or(config.min_calls()));
+            // Judged whatever the local state: members that opened on their own evidence at the
+            // same moment still need the fleet's decision, or each would probe on its own.
+            if member.view != View::Local {
+                continue;
+            }
+            if let Some(rule) = fleet.trips(&config, min_calls.max(1)) {
+                tracing::warn!(breaker = %name, ?rule, ?fleet, "the fleet is over its threshold: opening it everywhere");
+                let remaining = config.break_duration();
+                if self.decide(&name, Decision::Open { remaining }).await {
+                    Counters::bump(&self.counters.fleet_opens);
+                }
+            }
+        }
+    }
+
+    /// Announces a decision of this member under a fresh generation, and applies it here.
+    async fn decide(&mut self, name: &str, decision: Decision) -> bool {
+        let transport = Arc::clone(&self.transport);
+        let Some(generation) = self.call(transport.generation(name)).await else {
+            return false;
+        };
+        self.announce_and_apply(name, generation, decision).await
+    }
+
+    async fn announce_and_apply(
+        &mut self,
+        name: &str,
+        generation: u64,
+        decision: Decision,
+    ) -> bool {
+        let news = News {
+            breaker: name.to_owned(),
+            origin: self.origin,
+            generation,
+            decision,
+        };
+        let transport = Arc::clone(&self.transport);
+        if self.call(transport.announce(&news)).await.is_none() {
+            return false;
+        }
+        self.counters.sent();
+        if self.sent_at.len() > 1024 {
+            self.sent_at.clear();
+        }
+        self.sent_at
+            .insert((name.to_owned(), generation), Instant::now());
+        self.apply(name, generation, decision);
+        true
+    }
+
+    /// Makes `decision` of fleet generation `generation` this member's view and its breaker's
+    /// state.
+    fn apply(&mut self, name: &str, generation: u64, decision: Decision) {
+        let lease = self.options.lease;
+        let jitter = self.options.jitter * self.jitter.fraction();
+        let spread = self.options.jitter;
+        let Some(member) = self.members.get_mut(name) else {
+            return;
+        };
+        let order = member.generations.adopt(generation);
+        let now = Instant::now();
+        match decision {
+            Decision::Open { remaining } => {
+                // The breaker stays open past the break, by the most any member waits for its
+                // jitter and a lease more, so that the lease, not its own clock, decides who
+                // probes.
+                let hold = remaining + remaining.mul_f64(spread) + lease;
+                member
+                    .breaker
+                    .apply_order(order, Order::Open { remaining: hold });
+                member.view = View::Open {
+                    ends: now + remaining,
+                    attempt_at: now + remaining + remaining.mul_f64(jitter),
+                };
+            }
+            Decision::Probing => {
+                member.view = View::Probing {
+                    mine: false,
+                    renew_at: now + lease,
+                };
+                member.breaker.apply_order(
+                    order,
+                    Order::Open {
+                        remaining: lease * 2,
+                    },
+                );
+            }
+            Decision::Close => {
+                member.view = View::Local;
+                member.breaker.apply_order(order, Order::Close);
+            }
+        }
+    }
+
+    async fn hear(&mut self, heard: Heard) {
+        let news = match heard {
+            Heard::News(news) => news,
+            Heard::Connected(false) => {
+                self.lost("the news feed was lost");
+                return;
+            }
+            Heard::Connected(true) => {
+                self.resync().await;
+                return;
+            }
+        };
+        self.counters.received();
+        if news.origin == self.origin {
+            if let Some(sent) = self
+                .sent_at
+                .remove(&(news.breaker.clone(), news.generation))
+            {
+                self.counters.echo(sent.elapsed());
+            }
+            return;
+        }
+        self.adopt(news);
+    }
+
+    /// Applies news from another member, unless it is older than what this one knows.
+    fn adopt(&mut self, news: News) {
+        let Some(member) = self.members.get(&news.breaker) else {
+            return;
+        };
+        if !member.generations.is_news(news.generation) {
+            Counters::bump(&self.counters.stale);
+            return;
+        }
+        tracing::debug!(breaker = %news.breaker, decision = %news.decision, generation = news.generation, "fleet news");
+        self.apply(&news.breaker, news.generation, news.decision);
+    }
+
+    async fn act_on_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<(String, View)> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.view.due().is_some_and(|at| at <= now))
+            .map(|(name, m)| (name.clone(), m.view))
+            .collect();
+        for (name, view) in due {
+            match view {
+                View::Probing { mine: true, .. } => self.renew(&name).await,
+                View::Open { .. } | View::Probing { mine: false, .. } => {
+                    self.try_to_lead(&name).await
+                }
+                View::Local => {}
+            }
+        }
+    }
+
+    /// The break is over: one member of the fleet takes the lease and probes.
+    async fn try_to_lead(&mut self, name: &str) {
+        let transport = Arc::clone(&self.transport);
+        let lease = self.options.lease;
+        let Some(taken) = self.call(transport.lease(name, self.origin, lease)).await else {
+            return;
+        };
+        match taken {
+            Some(token) => {
+                Counters::bump(&self.counters.leases);
+                if self
+                    .announce_and_apply(name, token, Decision::Probing)
+                    .await
+                {
+                    if let Some(member) = self.members.get_mut(name) {
+                        member.view = View::Probing {
+                            mine: true,
+                            renew_at: Instant::now() + lease.mul_f64(0.8),
+                        };
+                        let order = member.generations.extend();
+                        member.breaker.apply_order(order, Order::HalfOpen);
+                    }
+                }
+            }
+            None => self.follow(name, lease),
+        }
+    }
+
+    /// Someone else holds the lease: keep rejecting until its result, or its expiry.
+    fn follow(&mut self, name: &str, lease: Duration) {
+        if let Some(member) = self.members.get_mut(name) {
+            member.view = View::Probing {
+                mine: false,
+                renew_at: Instant::now() + lease,
+            };
+            let order = member.generations.extend();
+            member.breaker.apply_order(
+                order,
+                Order::Open {
+                    remaining: lease * 2,
+                },
+            );
+        }
+    }
+
+    /// Still probing when most of the lease has run: keep it, unless someone took it.
+    async fn renew(&mut self, name: &str) {
+        let transport = Arc::clone(&self.transport);
+        let lease = self.options.lease;
+        let Some(kept) = self.call(transport.lease(name, self.origin, lease)).await else {
+            return;
+        };
+        if kept.is_some() {
+            if let Some(member) = self.members.get_mut(name) {
+                member.view = View::Probing {
+                    mine: true,
+                    renew_at: Instant::now() + lease.mul_f64(0.8),
+                };
+            }
+        } else {
+            self.follow(name, lease);
+        }
+    }
+
+    /// A transition this process made on its own: the end of a probe it leads, or an opening
+    /// on its local evidence.
+    async fn local_change(&mut self, change: Transition) {
+        let name = change.breaker.as_str().to_owned();
+        let Some(member) = self.members.get(&name) else {
+            return;
+        };
+        let leading = matches!(member.view, View::Probing { mine: true, .. });
+        match (leading, change.from, change.to) {
+            (true, State::HalfOpen, State::Closed) => {
+                let transport = Arc::clone(&self.transport);
+                if self.decide(&name, Decision::Close).await {
+                    let _ = self.call(transport.clear(&name)).await;
+                }
+                let _ = self.call(transport.release(&name, self.origin)).await;
+            }
+            (true, State::HalfOpen, State::Open) => {
+                let remaining = member
+                    .breaker
+                    .snapshot()
+                    .next_probe_at
+                    .map_or(member.breaker.config().break_duration(), |at| {
+                        at.saturating_duration_since(Instant::now())
+                    });
+                let transport = Arc::clone(&self.transport);
+                self.decide(&name, Decision::Open { remaining }).await;
+                let _ = self.call(transport.release(&name, self.origin)).await;
+            }
+            (false, _, State::Open) if member.view == View::Local => {
+                self.counters.local_open(&name);
+                tracing::info!(breaker = %name, "opened on this process's evidence alone; the fleet is not told");
+            }
+            _ => {}
+        }
+    }
+
+    /// The fleet is unreachable: every breaker falls back to exactly its local behaviour, with
+    /// what is left of a fleet break.
+    fn lost(&mut self, why: &str) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        Counters::bump(&self.counters.disconnects);
+        self.counters.set_connected(false);
+        tracing::warn!(
+            why,
+            "the fleet is unreachable; every breaker acts on its own"
+        );
+        let now = Instant::now();
+        for member in self.members.values_mut() {
+            let remaining = match member.view {
+                View::Local => continue,
+                View::Open { ends, .. } => ends.saturating_duration_since(now),
+                // Another member's probe: its outcome will not arrive; probe here when asked.
+                View::Probing { mine: false, .. } => Duration::ZERO,
+                // This member's own probe goes on, decided locally.
+                View::Probing { mine: true, .. } => {
+                    member.view = View::Local;
+                    continue;
+                }
+            };
+            let order = member.generations.extend();
+            member.breaker.apply_order(order, Order::Open { remaining });
+            member.view = View::Local;
+        }
+    }
+
+    /// The fleet answers again: catch up on what was decided meanwhile.
+    async fn found(&mut self) {
+        self.connected = true;
+        self.counters.set_connected(true);
+        tracing::info!("the fleet is reachable again");
+        self.resync().await;
+    }
+
+    async fn resync(&mut self) {
+        self.refresh_members();
+        let names: Vec<String> = self.members.keys().cloned().collect();
+        for name in names {
+            let transport = Arc::clone(&self.transport);
+            let Ok(Ok(Some(news))) =
+                tokio::time::timeout(CALL_LIMIT, transport.latest(&name)).await
+            else {
+                continue;
+            };
+            self.adopt(news);
+        }
+    }
+
+    /// Leaving: give the lease back and let every breaker act on its own.
+    async fn leave(&mut self) {
+        let leading: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| matches!(m.view, View::Probing { mine: true, .. }))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in leading {
+            let _ =
+                tokio::time::timeout(CALL_LIMIT, self.transport.release(&name, self.origin)).await;
+        }
+        self.connected = true;
+        self.lost("this member left the fleet");
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,236 @@
+//! A fleet inside one process, on tokio's clock: the same logic as Redis behind the same
+//! trait, for tests on the paused clock and for the demo.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::news::{Decision, News};
+use crate::tally::Tally;
+use crate::transport::{Heard, Transport};
+
+/// The bucket `now` falls in, and how many finished buckets make up `span`. Buckets are
+/// `bucket` wide, or wider for a span longer than [`MAX_BUCKETS`] of them.
+pub(crate) fn buckets(now: Duration, span: Duration, bucket: Duration) -> (u64, u64) {
+    let width = bucket
+        .as_nanos()
+        .max(span.as_nanos().div_ceil(u128::from(MAX_BUCKETS)))
+        .max(1);
+    let current = u64::try_from(now.as_nanos() / width).unwrap_or(u64::MAX);
+    let count = u64::try_from(span.as_nanos().div_ceil(width)).unwrap_or(MAX_BUCKETS);
+    (current, count.clamp(1, MAX_BUCKETS))
+}
+
+/// The most buckets a fleet window holds.
+pub(crate) const MAX_BUCKETS: u64 = 600;
+
+/// A fleet transport shared by the members of one process: clones meet in the same place.
+///
+/// [`disconnect`](Self::disconnect) makes every call fail and the feed go quiet, as Redis
+/// going down would; [`reconnect`](Self::reconnect) brings it back.
+#[derive(Clone)]
+pub struct MemoryFleet {
+    place: Arc<Mutex<Place>>,
+    feed: broadcast::Sender<Heard>,
+}
+
+/// The place is unreachable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the fleet's meeting place is unreachable")]
+pub struct Unreachable;
+
+struct Place {
+    up: bool,
+    origin: Instant,
+    windows: HashMap<String, BTreeMap<u64, Tally>>,
+    generations: HashMap<String, u64>,
+    /// The latest news on each breaker, and when it was stored.
+    latest: HashMap<String, (News, Instant)>,
+    leases: HashMap<String, (u64, Instant)>,
+    announced: u64,
+}
+
+impl Default for MemoryFleet {
+    fn default() -> Self {
+        MemoryFleet::new()
+    }
+}
+
+impl MemoryFleet {
+    /// An empty meeting place.
+    pub fn new() -> MemoryFleet {
+        let (feed, _) = broadcast::channel(1024);
+        MemoryFleet {
+            place: Arc::new(Mutex::new(Place {
+                up: true,
+                origin: Instant::now(),
+                windows: HashMap::new(),
+                generations: HashMap::new(),
+                latest: HashMap::new(),
+                leases: HashMap::new(),
+                announced: 0,
+            })),
+            feed,
+        }
+    }
+
+    /// Every call fails and no news flows until [`reconnect`](Self::reconnect).
+    pub fn disconnect(&self) {
+        self.place().up = false;
+        let _ = self.feed.send(Heard::Connected(false));
+    }
+
+    /// Back, with what was stored before.
+    pub fn reconnect(&self) {
+        self.place().up = true;
+        let _ = self.feed.send(Heard::Connected(true));
+    }
+
+    /// How many decisions were announced so far.
+    pub fn announced(&self) -> u64 {
+        self.place().announced
+    }
+
+    fn place(&self) -> MutexGuard<'_, Place> {
+        self.place.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn up(&self) -> Result<MutexGuard<'_, Place>, Unreachable> {
+        let place = self.place();
+        if place.up {
+            Ok(place)
+        } else {
+            Err(Unreachable)
+        }
+    }
+}
+
+impl Transport for MemoryFleet {
+    type Error = Unreachable;
+
+    async fn flush(
+        &self,
+        breaker: &str,
+        span: Duration,
+        bucket: Duration,
+        delta: Tally,
+    ) -> Result<Tally, Unreachable> {
+        let mut place = self.up()?;
+        let (current, count) = buckets(place.origin.elapsed(), span, bucket);
+        let window = place.windows.entry(breaker.to_owned()).or_default();
+        let filling = window.entry(current).or_default();
+        filling.calls += delta.calls;
+        filling.failures += delta.failures;
+        filling.slow += delta.slow;
+        window.retain(|&at, _| at + count >= current);
+        Ok(window
+            .range(..current)
+            .fold(Tally::default(), |sum, (_, b)| Tally {
+                calls: sum.calls + b.calls,
+                failures: sum.failures + b.failures,
+                slow: sum.slow + b.slow,
+            }))
+    }
+
+    async fn clear(&self, breaker: &str) -> Result<(), Unreachable> {
+        self.up()?.windows.remove(breaker);
+        Ok(())
+    }
+
+    async fn generation(&self, breaker: &str) -> Result<u64, Unreachable> {
+        let mut place = self.up()?;
+        let generation = place.generations.entry(breaker.to_owned()).or_default();
+        *generation += 1;
+        Ok(*generation)
+    }
+
+    async fn announce(&self, news: &News) -> Result<(), Unreachable> {
+        let mut place = self.up()?;
+        let newer = place
+            .latest
+            .get(&news.breaker)
+            .is_none_or(|(stored, _)| stored.generation < news.generation);
+        if newer {
+            place
+                .latest
+                .insert(news.breaker.clone(), (news.clone(), Instant::now()));
+        }
+        place.announced += 1;
+        let _ = self.feed.send(Heard::News(news.clone()));
+        Ok(())
+    }
+
+    async fn latest(&self, breaker: &str) -> Result<Option<News>, Unreachable> {
+        let place = self.up()?;
+        let Some((news, stored)) = place.latest.get(breaker) else {
+            return Ok(None);
+        };
+        let mut news = news.clone();
+        // An opening tells what is left of its break, and is gone once the break is over.
+        if let Decision::Open { remaining } = news.decision {
+            match remaining.checked_sub(stored.elapsed()) {
+                Some(left) if !left.is_zero() => news.decision = Decision::Open { remaining: left },
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(news))
+    }
+
+    async fn lease(
+        &self,
+        breaker: &str,
+        holder: u64,
+        ttl: Duration,
+    ) -> Result<Option<u64>, Unreachable> {
+        let mut place = self.up()?;
+        let now = Instant::now();
+        if place
+            .leases
+            .get(breaker)
+            .is_some_and(|&(_, expires)| expires > now)
+        {
+            return Ok(None);
+        }
+        let generation = place.generations.entry(breaker.to_owned()).or_default();
+        *generation += 1;
+        let token = *generation;
+        place.leases.insert(breaker.to_owned(), (holder, now + ttl));
+        Ok(Some(token))
+    }
+
+    async fn release(&self, breaker: &str, holder: u64) -> Result<(), Unreachable> {
+        let mut place = self.up()?;
+        if place.leases.get(breaker).is_some_and(|&(h, _)| h == holder) {
+            place.leases.remove(breaker);
+        }
+        Ok(())
+    }
+
+    fn listen(&self, inbox: UnboundedSender<Heard>) -> JoinHandle<()> {
+        let mut feed = self.feed.subscribe();
+        let place = Arc::clone(&self.place);
+        tokio::spawn(async move {
+            loop {
+                let heard = match feed.recv().await {
+                    Ok(heard) => heard,
+                    // Fell behind: news was missed, as on a reconnect.
+                    Err(broadcast::error::RecvError::Lagged(_)) => Heard::Connected(true),
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let up = place.lock().unwrap_or_else(PoisonError::into_inner).up;
+                let deliver = match heard {
+                    Heard::News(_) => up,
+                    Heard::Connected(_) => true,
+                };
+                if deliver && inbox.send(heard).is_err() {
+                    return;
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,334 @@
+//! The fleet's rules on tokio's paused clock, with members that meet in one process.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use breaker_fleet::{Decision, Fleet, MemoryFleet, News, Options, Transport};
+use breaker_runtime::{Breaker, Config, State, Verdict};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+fn config(break_secs: u64) -> Config {
+    Config::builder()
+        .name("payments")
+        .count_window(20)
+        .min_calls(10)
+        .probes(1)
+        .break_duration(Duration::from_secs(break_secs))
+        .build()
+        .unwrap()
+}
+
+/// One process of the fleet: its breaker, its membership, and a caller loop.
+struct Process {
+    breaker: Arc<Breaker>,
+    fleet: Option<Fleet>,
+    healthy: Arc<AtomicBool>,
+    /// Calls that reached the dependency, and probes among them.
+    reached: Arc<AtomicU64>,
+    probes: Arc<AtomicU64>,
+    caller: JoinHandle<()>,
+}
+
+impl Process {
+    fn start(place: &MemoryFleet, config: Config, every: Duration) -> Process {
+        Process::spawn(Some(place), config, every)
+    }
+
+    /// A process of the fleet meeting at `place`, or on its own without one.
+    fn spawn(place: Option<&MemoryFleet>, config: Config, every: Duration) -> Process {
+        let breaker = Arc::new(Breaker::new(config));
+        let fleet = place.map(|place| {
+            Fleet::start(place.clone(), Options::default().with(Arc::clone(&breaker)))
+        });
+        let healthy = Arc::new(AtomicBool::new(true));
+        let (reached, probes) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let caller = tokio::spawn({
+            let (breaker, healthy) = (Arc::clone(&breaker), Arc::clone(&healthy));
+            let (reached, probes) = (Arc::clone(&reached), Arc::clone(&probes));
+            async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    let Ok(permit) = breaker.try_acquire() else {
+                        continue;
+                    };
+                    reached.fetch_add(1, Ordering::SeqCst);
+                    if permit.is_probe() {
+                        probes.fetch_add(1, Ordering::SeqCst);
+                    }
+                    permit.record(if healthy.load(Ordering::SeqCst) {
+                        Verdict::Success
+                    } else {
+                        Verdict::Failure
+                    });
+                }
+            }
+        });
+        Process {
+            breaker,
+            fleet,
+            healthy,
+            reached,
+            probes,
+            caller,
+        }
+    }
+
+    fn set_healthy(&self, healthy: bool) {
+        self.healthy.store(healthy, Ordering::SeqCst);
+    }
+
+    fn state(&self) -> State {
+        self.breaker.state()
+    }
+
+    fn stats(&self) -> breaker_fleet::Stats {
+        self.fleet.as_ref().map(Fleet::stats).unwrap_or_default()
+    }
+
+    async fn stop(self) {
+        self.caller.abort();
+        if let Some(fleet) = self.fleet {
+            fleet.leave().await;
+        }
+    }
+}
+
+async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// Calls that reached a failing dependency from three processes before all of them were open.
+async fn failed_calls_before_all_open(place: Option<&MemoryFleet>) -> (u64, u64) {
+    // Each process calls every 100 ms: alone, one needs a second for `min_calls`.
+    let processes: Vec<Process> = (0..3)
+        .map(|_| Process::spawn(place, config(30), Duration::from_millis(100)))
+        .collect();
+    for p in &processes {
+        p.set_healthy(false);
+    }
+    wait_until(Duration::from_secs(5), "every member open", || {
+        processes.iter().all(|p| p.state() == State::Open)
+    })
+    .await;
+    let reached = processes
+        .iter()
+        .map(|p| p.reached.load(Ordering::SeqCst))
+        .sum();
+    let opens = processes.iter().map(|p| p.stats().fleet_opens).sum();
+    for p in processes {
+        p.stop().await;
+    }
+    (reached, opens)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outage_seen_by_all_opens_every_member_on_the_fleets_evidence() {
+    let (alone, _) = failed_calls_before_all_open(None).await;
+    let place = MemoryFleet::new();
+    let (together, opens) = failed_calls_before_all_open(Some(&place)).await;
+    eprintln!("failed calls before every process was open: {alone} alone, {together} as a fleet");
+    assert!(opens >= 1, "the fleet decided");
+    assert_eq!(alone, 30, "alone, each pays min_calls");
+    assert!(together < alone, "{together} as a fleet, {alone} alone");
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_sick_process_opens_itself_not_the_fleet() {
+    let place = MemoryFleet::new();
+    let processes: Vec<Process> = (0..4)
+        .map(|_| Process::start(&place, config(30), Duration::from_millis(10)))
+        .collect();
+    processes[0].set_healthy(false);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+
+    assert_eq!(
+        processes[0].state(),
+        State::Open,
+        "the sick one opened on its own"
+    );
+    for p in &processes[1..] {
+        assert_eq!(p.state(), State::Closed, "a healthy one stayed closed");
+    }
+    let stats: Vec<_> = processes.iter().map(Process::stats).collect();
+    assert!(
+        stats[0].local_opens >= 1,
+        "said so in its metrics: {:?}",
+        stats[0]
+    );
+    assert!(stats.iter().all(|s| s.fleet_opens == 0), "{stats:?}");
+    for p in processes {
+        p.stop().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn exactly_one_probe_for_the_whole_fleet_per_half_open_period() {
+    let place = MemoryFleet::new();
+    let processes: Vec<Process> = (0..3)
+        .map(|_| Process::start(&place, config(1), Duration::from_millis(5)))
+        .collect();
+    for p in &processes {
+        p.set_healthy(false);
+    }
+    wait_until(Duration::from_secs(5), "the fleet open", || {
+        processes.iter().all(|p| p.state() == State::Open)
+    })
+    .await;
+    let leases = || processes.iter().map(|p| p.stats().leases).sum::<u64>();
+    let probes = || {
+        processes
+            .iter()
+            .map(|p| p.probes.load(Ordering::SeqCst))
+            .sum::<u64>()
+    };
+    wait_until(Duration::from_secs(2000), "1 000 half-open periods", || {
+        leases() >= 1000
+    })
+    .await;
+    // The last period may have its lease and not yet its probe.
+    let (leases, probes) = (leases(), probes());
+    assert!(
+        probes == leases || probes + 1 == leases,
+        "{probes} probes in {leases} half-open periods"
+    );
+    let led: Vec<u64> = processes.iter().map(|p| p.stats().leases).collect();
+    assert!(
+        led.iter().all(|&n| n > 100),
+        "the jitter spreads the lead across the fleet: {led:?}"
+    );
+
+    // Recovery: one probe closes every member, with empty windows.
+    for p in &processes {
+        p.set_healthy(true);
+    }
+    wait_until(Duration::from_secs(5), "every member closed", || {
+        processes.iter().all(|p| p.state() == State::Closed)
+    })
+    .await;
+    let probes_at_close = probes;
+    assert!(
+        self::probes_now(&processes) <= probes_at_close + 1,
+        "one probe closed the fleet"
+    );
+    for p in processes {
+        p.stop().await;
+    }
+}
+
+fn probes_now(processes: &[Process]) -> u64 {
+    processes
+        .iter()
+        .map(|p| p.probes.load(Ordering::SeqCst))
+        .sum()
+}
+
+#[tokio::test(start_paused = true)]
+async fn late_or_reordered_news_is_dropped() {
+    let place = MemoryFleet::new();
+    let p = Process::start(&place, config(30), Duration::from_secs(3600));
+    let news = |generation, decision| News {
+        breaker: "payments".into(),
+        origin: 7,
+        generation,
+        decision,
+    };
+    place
+        .announce(&news(
+            5,
+            Decision::Open {
+                remaining: Duration::from_secs(30),
+            },
+        ))
+        .await
+        .unwrap();
+    wait_until(Duration::from_secs(1), "the opening applied", || {
+        p.state() == State::Open
+    })
+    .await;
+    place.announce(&news(4, Decision::Close)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(p.state(), State::Open, "older news undoes nothing");
+    assert_eq!(p.stats().stale, 1);
+    place.announce(&news(6, Decision::Close)).await.unwrap();
+    wait_until(Duration::from_secs(1), "the newer closing applied", || {
+        p.state() == State::Closed
+    })
+    .await;
+    p.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_member_that_joins_late_learns_the_opening_with_the_time_left() {
+    let place = MemoryFleet::new();
+    place
+        .announce(&News {
+            breaker: "payments".into(),
+            origin: 7,
+            generation: 1,
+            decision: Decision::Open {
+                remaining: Duration::from_secs(30),
+            },
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let p = Process::start(&place, config(30), Duration::from_secs(3600));
+    wait_until(Duration::from_secs(1), "the stored opening applied", || {
+        p.state() == State::Open
+    })
+    .await;
+    let at = p.breaker.snapshot().next_probe_at.unwrap();
+    let left = at - Instant::now();
+    // 20 s left of the break, and the hold past it (its jitter and a lease) before the
+    // breaker would probe on its own.
+    assert!(
+        left > Duration::from_secs(19) && left < Duration::from_secs(25),
+        "{left:?}"
+    );
+    p.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_the_fleet_every_member_acts_alone_and_rejoins_when_it_is_back() {
+    let place = MemoryFleet::new();
+    let processes: Vec<Process> = (0..3)
+        .map(|_| Process::start(&place, config(2), Duration::from_millis(10)))
+        .collect();
+    for p in &processes {
+        p.set_healthy(false);
+    }
+    wait_until(Duration::from_secs(5), "the fleet open", || {
+        processes.iter().all(|p| p.state() == State::Open)
+    })
+    .await;
+    place.disconnect();
+    for p in &processes {
+        p.set_healthy(true);
+    }
+    // Each breaker probes on its own once the fleet break is over, and closes.
+    wait_until(
+        Duration::from_secs(4),
+        "every member closed on its own",
+        || processes.iter().all(|p| p.state() == State::Closed),
+    )
+    .await;
+    assert!(processes.iter().all(|p| !p.stats().connected));
+    assert!(
+        processes.iter().all(|p| p.stats().disconnects == 1),
+        "each member said the fleet was lost"
+    );
+    place.reconnect();
+    wait_until(Duration::from_secs(2), "every member back", || {
+        processes.iter().all(|p| p.stats().connected)
+    })
+    .await;
+    for p in processes {
+        p.stop().await;
+    }
+}
