@@ -15,10 +15,10 @@ use std::time::Duration;
 use breaker_consumer::amqp::{AmqpQueue, Message, Tag};
 use breaker_consumer::{Consumer, Delivery, Failure, Handled, Status};
 use breaker_runtime::{Breaker, Config, State};
+use breaker_test_servers::{QueueRecord, RabbitServer};
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
-use support::rabbit_server::{QueueRecord, RabbitServer};
 use support::{Downstream, DownstreamError, ProbeWatch, Running, wait_until};
 
 const QUEUE: &str = "orders";

@@ -12,9 +12,9 @@ use std::time::Duration;
 use breaker_consumer::redis::{Fields, RedisStream};
 use breaker_consumer::{CancellationToken, Consumer, Delivery, Handled, Status};
 use breaker_runtime::{Breaker, Config, State};
+use breaker_test_servers::RedisServer;
 use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamInfoGroupsReply, StreamPendingCountReply};
-use support::redis_server::RedisServer;
 use support::{Downstream, ProbeWatch, Running, wait_until};
 
 const STREAM: &str = "orders";

@@ -54,10 +54,13 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod buckets;
 mod jitter;
 mod memory;
 mod news;
 mod options;
+#[cfg(feature = "redis")]
+mod redis;
 mod stats;
 mod tally;
 mod transport;
@@ -71,6 +74,8 @@ use tokio_util::sync::CancellationToken;
 pub use memory::{MemoryFleet, Unreachable};
 pub use news::{Decision, Garbled, News};
 pub use options::Options;
+#[cfg(feature = "redis")]
+pub use redis::RedisFleet;
 pub use stats::Stats;
 pub use tally::{Rule, Tally};
 pub use transport::{Heard, Transport};
@@ -122,6 +127,25 @@ impl Fleet {
             let _ = task.await;
         }
     }
+}
+
+/// Joins the fleet that meets in the Redis at `url`, with the breakers `options` chooses
+/// (every registered breaker by default). Returns at once, whether Redis is up or not: the
+/// member connects, and reconnects, in the background; until then every breaker acts on its
+/// own. Fails only for a URL that is not one.
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let fleet = breaker_fleet::join("redis://127.0.0.1:6379/", breaker_fleet::Options::default())?;
+/// // ... serve ...
+/// fleet.leave().await;
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "redis")]
+pub fn join(url: &str, options: Options) -> Result<Fleet, ::redis::RedisError> {
+    Ok(Fleet::start(RedisFleet::new(url)?, options))
 }
 
 impl Drop for Fleet {

@@ -10,24 +10,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::buckets::buckets;
 use crate::news::{Decision, News};
 use crate::tally::Tally;
 use crate::transport::{Heard, Transport};
-
-/// The bucket `now` falls in, and how many finished buckets make up `span`. Buckets are
-/// `bucket` wide, or wider for a span longer than [`MAX_BUCKETS`] of them.
-pub(crate) fn buckets(now: Duration, span: Duration, bucket: Duration) -> (u64, u64) {
-    let width = bucket
-        .as_nanos()
-        .max(span.as_nanos().div_ceil(u128::from(MAX_BUCKETS)))
-        .max(1);
-    let current = u64::try_from(now.as_nanos() / width).unwrap_or(u64::MAX);
-    let count = u64::try_from(span.as_nanos().div_ceil(width)).unwrap_or(MAX_BUCKETS);
-    (current, count.clamp(1, MAX_BUCKETS))
-}
-
-/// The most buckets a fleet window holds.
-pub(crate) const MAX_BUCKETS: u64 = 600;
 
 /// A fleet transport shared by the members of one process: clones meet in the same place.
 ///

@@ -3,11 +3,6 @@
 
 #![allow(dead_code)]
 
-#[cfg(feature = "amqp")]
-pub mod rabbit_server;
-#[cfg(feature = "redis")]
-pub mod redis_server;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;

@@ -1,20 +1,24 @@
 //! A RabbitMQ node of the test's own, on free loopback ports with a private `epmd`, its files
 //! in a temporary folder, stopped whatever the outcome.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::free_port;
+
+/// A RabbitMQ node of its own, stopped (with its `epmd`) on drop.
 pub struct RabbitServer {
     child: Child,
     node: String,
     epmd_port: u16,
     dir: PathBuf,
+    /// Its AMQP port.
     pub port: u16,
 }
 
 impl RabbitServer {
+    /// Starts one and waits until `rabbitmqctl status` answers (about 4 s).
     pub fn start() -> RabbitServer {
         let (port, dist_port, epmd_port) = (free_port(), free_port(), free_port());
         let node = format!("breaker-test-{port}@localhost");
@@ -69,6 +73,7 @@ impl RabbitServer {
         server
     }
 
+    /// Its AMQP URL, as the `guest` user (allowed from loopback).
     pub fn url(&self) -> String {
         format!("amqp://guest:guest@127.0.0.1:{}/%2f", self.port)
     }
@@ -123,9 +128,13 @@ impl RabbitServer {
 /// One row of `rabbitmqctl list_queues`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueRecord {
+    /// Messages in the queue.
     pub messages: u64,
+    /// Messages ready for delivery.
     pub ready: u64,
+    /// Messages delivered and not yet settled.
     pub unacknowledged: u64,
+    /// Consumers.
     pub consumers: u64,
 }
 
@@ -150,9 +159,4 @@ impl Drop for RabbitServer {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
