@@ -1,0 +1,233 @@
+//! The Redis transport against a real `redis-server`, with members in one process: its
+//! scripts, its feed, and what happens when Redis goes away and comes back.
+
+#![cfg(feature = "redis")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker_fleet::{Decision, Fleet, News, Options, RedisFleet, Tally, Transport};
+use breaker_runtime::{Breaker, Config, State, Verdict};
+use breaker_test_servers::RedisServer;
+use tokio::sync::mpsc::unbounded_channel;
+
+fn breaker() -> Arc<Breaker> {
+    Arc::new(Breaker::new(
+        Config::builder()
+            .name("payments")
+            .count_window(20)
+            .min_calls(10)
+            .probes(1)
+            .break_duration(Duration::from_millis(300))
+            .build()
+            .unwrap(),
+    ))
+}
+
+async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_counts_finished_buckets_and_the_lease_is_fenced() {
+    let server = RedisServer::start();
+    let fleet = RedisFleet::new(&server.url()).unwrap();
+    let bucket = Duration::from_millis(50);
+    let span = Duration::from_secs(1);
+    let delta = Tally {
+        calls: 10,
+        failures: 4,
+        slow: 1,
+    };
+    let now = fleet.flush("payments", span, bucket, delta).await.unwrap();
+    assert_eq!(
+        now,
+        Tally::default(),
+        "the bucket still filling is not judged"
+    );
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let later = fleet
+        .flush("payments", span, bucket, Tally::default())
+        .await
+        .unwrap();
+    assert_eq!(later, delta, "a finished bucket is");
+    fleet.clear("payments").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let cleared = fleet
+        .flush("payments", span, bucket, Tally::default())
+        .await
+        .unwrap();
+    assert_eq!(cleared, Tally::default());
+
+    let ttl = Duration::from_millis(300);
+    let first = fleet.lease("payments", 1, ttl).await.unwrap();
+    assert!(first.is_some(), "a free lease is taken");
+    assert_eq!(
+        fleet.lease("payments", 2, ttl).await.unwrap(),
+        None,
+        "a held one is not"
+    );
+    assert_eq!(
+        fleet.lease("payments", 1, ttl).await.unwrap(),
+        first,
+        "its holder renews it"
+    );
+    fleet.release("payments", 2).await.unwrap();
+    assert_eq!(
+        fleet.lease("payments", 2, ttl).await.unwrap(),
+        None,
+        "only its holder gives it back"
+    );
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    let second = fleet.lease("payments", 2, ttl).await.unwrap();
+    assert!(
+        second > first,
+        "expired, it goes to another with a greater token: {second:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn news_is_published_and_the_stored_opening_tells_the_time_left() {
+    let server = RedisServer::start();
+    let fleet = RedisFleet::new(&server.url()).unwrap();
+    let (inbox, mut heard) = unbounded_channel();
+    let _listening = fleet.listen(inbox);
+    assert_eq!(
+        heard.recv().await,
+        Some(breaker_fleet::Heard::Connected(true))
+    );
+    let open = News {
+        breaker: "payments".into(),
+        origin: 9,
+        generation: fleet.generation("payments").await.unwrap(),
+        decision: Decision::Open {
+            remaining: Duration::from_secs(30),
+        },
+    };
+    fleet.announce(&open).await.unwrap();
+    assert_eq!(
+        heard.recv().await,
+        Some(breaker_fleet::Heard::News(open.clone()))
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stored = fleet.latest("payments").await.unwrap().unwrap();
+    let Decision::Open { remaining } = stored.decision else {
+        panic!("{stored:?}");
+    };
+    assert!(remaining <= Duration::from_millis(29_800) && remaining > Duration::from_secs(29));
+
+    let older = News {
+        generation: open.generation - 1,
+        decision: Decision::Close,
+        ..open.clone()
+    };
+    fleet.announce(&older).await.unwrap();
+    assert_eq!(
+        fleet
+            .latest("payments")
+            .await
+            .unwrap()
+            .map(|n| n.generation),
+        Some(open.generation),
+        "older news does not replace the stored decision"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_meeting_in_redis_open_together_and_probe_once() {
+    let server = RedisServer::start();
+    let breakers: Vec<Arc<Breaker>> = (0..3).map(|_| breaker()).collect();
+    let members: Vec<Fleet> = breakers
+        .iter()
+        .map(|b| {
+            let transport = RedisFleet::new(&server.url()).unwrap();
+            let options = Options::default()
+                .flush(Duration::from_millis(20))
+                .lease(Duration::from_millis(500))
+                .with(Arc::clone(b));
+            Fleet::start(transport, options)
+        })
+        .collect();
+    wait_until(Duration::from_secs(5), "every member connected", || {
+        members.iter().all(|m| m.stats().connected)
+    })
+    .await;
+    // Four failures in each: twelve in the fleet, over its min_calls, while each stays under.
+    for b in &breakers {
+        for _ in 0..4 {
+            b.try_acquire().unwrap().record(Verdict::Failure);
+        }
+    }
+    wait_until(Duration::from_secs(2), "the fleet open everywhere", || {
+        breakers.iter().all(|b| b.state() == State::Open)
+    })
+    .await;
+    // The break ends: exactly one member probes; its success closes every member.
+    let mut probes = 0;
+    wait_until(
+        Duration::from_secs(5),
+        "the probe to close the fleet",
+        || {
+            for b in &breakers {
+                if let Ok(permit) = b.try_acquire() {
+                    if permit.is_probe() {
+                        probes += 1;
+                    }
+                    permit.record(Verdict::Success);
+                }
+            }
+            breakers.iter().all(|b| b.state() == State::Closed)
+        },
+    )
+    .await;
+    assert_eq!(probes, 1, "one probe for the fleet");
+    let leases: u64 = members.iter().map(|m| m.stats().leases).sum();
+    assert_eq!(leases, 1);
+    for m in members {
+        m.leave().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_gone_leaves_every_breaker_to_itself_and_the_member_rejoins_when_it_is_back() {
+    let mut server = RedisServer::start();
+    let b = breaker();
+    let member = Fleet::start(
+        RedisFleet::new(&server.url()).unwrap(),
+        Options::default()
+            .flush(Duration::from_millis(20))
+            .with(Arc::clone(&b)),
+    );
+    wait_until(Duration::from_secs(5), "connected", || {
+        member.stats().connected
+    })
+    .await;
+    server.kill();
+    wait_until(Duration::from_secs(3), "the loss seen", || {
+        !member.stats().connected
+    })
+    .await;
+    // Calls go on, decided locally, without waiting on anything.
+    let started = std::time::Instant::now();
+    for _ in 0..10 {
+        b.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    assert_eq!(b.state(), State::Open, "opened on its own evidence");
+    assert!(started.elapsed() < Duration::from_millis(50));
+    server.restart();
+    let back = std::time::Instant::now();
+    wait_until(Duration::from_secs(5), "rejoined", || {
+        member.stats().connected
+    })
+    .await;
+    assert!(
+        back.elapsed() < Duration::from_secs(2),
+        "rejoined after {:?}",
+        back.elapsed()
+    );
+    member.leave().await;
+}
