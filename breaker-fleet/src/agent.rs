@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use breaker_runtime::{
@@ -31,7 +32,44 @@ struct Member {
     counted: Counts,
     view: View,
     generations: Generations,
+    failed_probe: Arc<FailedProbe>,
     _changes: Subscription,
+}
+
+/// What the transition listener does, on the spot, when a probe this member leads fails: the
+/// breaker opens for its own break, and must stay open until the member has told the fleet,
+/// however long that takes. Waiting for the member's task would let a short break end first,
+/// and a second probe run without the lease.
+#[derive(Default)]
+struct FailedProbe {
+    /// The order generation reserved for it; 0 when this member leads no probe.
+    order: AtomicU64,
+    /// How long to hold the breaker open, in nanoseconds.
+    hold: AtomicU64,
+    /// The break the failed probe started, in nanoseconds, read before the hold replaced it:
+    /// what the member tells the fleet.
+    broke_for: AtomicU64,
+}
+
+impl FailedProbe {
+    /// Called in the transition listener, on the thread whose probe failed.
+    fn hold_open(&self, breaker: &Breaker) {
+        // Relaxed: the two numbers are set by the member task before it half-opens the
+        // breaker, and that half-opening (under the breaker's lock) is what this transition
+        // ends, so they are visible here.
+        let order = self.order.swap(0, Ordering::Relaxed);
+        if order != 0 {
+            let broke_for = breaker.snapshot().next_probe_at.map_or(0, |at| {
+                let left = at.saturating_duration_since(Instant::now());
+                u64::try_from(left.as_nanos()).unwrap_or(u64::MAX)
+            });
+            // Relaxed: read by the member task after this transition reaches it through the
+            // channel, which orders it.
+            self.broke_for.store(broke_for, Ordering::Relaxed);
+            let hold = Duration::from_nanos(self.hold.load(Ordering::Relaxed));
+            breaker.apply_order(order, Order::Open { remaining: hold });
+        }
+    }
 }
 
 pub(crate) struct Agent<T: Transport> {
@@ -136,11 +174,19 @@ impl<T: Transport> Agent<T> {
                 continue;
             }
             let changes_in = self.changes_in.clone();
+            let failed_probe = Arc::new(FailedProbe::default());
+            let (guard, weak) = (Arc::clone(&failed_probe), Arc::downgrade(&breaker));
             // Only this process's own transitions: the fleet's orders are what it applied.
             let changes = breaker.on_transition(move |t| {
-                if t.origin == Origin::Local {
-                    let _ = changes_in.send(t.clone());
+                if t.origin != Origin::Local {
+                    return;
                 }
+                if (t.from, t.to) == (State::HalfOpen, State::Open) {
+                    if let Some(breaker) = weak.upgrade() {
+                        guard.hold_open(&breaker);
+                    }
+                }
+                let _ = changes_in.send(t.clone());
             });
             self.members.insert(
                 name,
@@ -149,6 +195,7 @@ impl<T: Transport> Agent<T> {
                     breaker,
                     view: View::Local,
                     generations: Generations::default(),
+                    failed_probe,
                     _changes: changes,
                 },
             );
@@ -350,8 +397,21 @@ impl<T: Transport> Agent<T> {
                             mine: true,
                             renew_at: Instant::now() + lease.mul_f64(0.8),
                         };
-                        let order = member.generations.extend();
-                        member.breaker.apply_order(order, Order::HalfOpen);
+                        let half_open = member.generations.extend();
+                        // A failed probe opens the breaker for at most its longest break; held
+                        // that long and a lease more, until this member says what comes next.
+                        let config = member.breaker.config();
+                        let longest = config
+                            .max_break_duration()
+                            .unwrap_or_default()
+                            .max(config.break_duration());
+                        let hold = u64::try_from((longest + lease).as_nanos()).unwrap_or(u64::MAX);
+                        member.failed_probe.hold.store(hold, Ordering::Relaxed);
+                        member
+                            .failed_probe
+                            .order
+                            .store(member.generations.extend(), Ordering::Relaxed);
+                        member.breaker.apply_order(half_open, Order::HalfOpen);
                     }
                 }
             }
@@ -362,6 +422,7 @@ impl<T: Transport> Agent<T> {
     /// Someone else holds the lease: keep rejecting until its result, or its expiry.
     fn follow(&mut self, name: &str, lease: Duration) {
         if let Some(member) = self.members.get_mut(name) {
+            member.failed_probe.order.store(0, Ordering::Relaxed);
             member.view = View::Probing {
                 mine: false,
                 renew_at: Instant::now() + lease,
@@ -412,13 +473,13 @@ impl<T: Transport> Agent<T> {
                 let _ = self.call(transport.release(&name, self.origin)).await;
             }
             (true, State::HalfOpen, State::Open) => {
-                let remaining = member
-                    .breaker
-                    .snapshot()
-                    .next_probe_at
-                    .map_or(member.breaker.config().break_duration(), |at| {
-                        at.saturating_duration_since(Instant::now())
-                    });
+                // The break the failed probe began, less the moments since.
+                let broke_for = member.failed_probe.broke_for.swap(0, Ordering::Relaxed);
+                let remaining = if broke_for == 0 {
+                    member.breaker.config().break_duration()
+                } else {
+                    Duration::from_nanos(broke_for).saturating_sub(change.at.elapsed())
+                };
                 let transport = Arc::clone(&self.transport);
                 self.decide(&name, Decision::Open { remaining }).await;
                 let _ = self.call(transport.release(&name, self.origin)).await;

@@ -1,0 +1,613 @@
+//! The fleet's scenarios with real OS processes meeting in a real Redis: this binary runs
+//! the scenarios, and runs again as each member (with `BREAKER_FLEET_MEMBER` set), driven by
+//! lines on its stdin and answering on its stdout.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use breaker_fleet::{Decision, Fleet, News, Options, RedisFleet, Transport};
+use breaker_runtime::{Breaker, Config, State, Verdict};
+use breaker_test_servers::RedisServer;
+
+fn main() {
+    if std::env::var_os("BREAKER_FLEET_MEMBER").is_some() {
+        member();
+        return;
+    }
+    let only = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let scenarios: [(&str, fn()); 5] = [
+        (
+            "an_outage_seen_by_all_costs_fewer_failed_calls_than_each_process_alone",
+            outage_seen_by_all,
+        ),
+        (
+            "every_other_process_is_open_within_10_ms_of_the_fleets_decision",
+            propagation,
+        ),
+        (
+            "exactly_one_probe_for_the_fleet_in_each_of_1000_half_open_periods",
+            one_probe_per_period,
+        ),
+        (
+            "one_sick_process_does_not_open_the_healthy_ones",
+            one_sick_process,
+        ),
+        (
+            "redis_killed_or_slowed_costs_callers_nothing_and_the_fleet_rejoins",
+            redis_trouble,
+        ),
+    ];
+    let mut ran = 0;
+    for (name, scenario) in scenarios {
+        if only.as_deref().is_some_and(|filter| !name.contains(filter)) {
+            continue;
+        }
+        eprintln!("fleet scenario {name} ...");
+        let started = Instant::now();
+        scenario();
+        eprintln!("fleet scenario {name} ... ok ({:.1?})", started.elapsed());
+        ran += 1;
+    }
+    println!("test result: ok. {ran} passed; 0 failed");
+}
+
+// ---- the scenarios ----
+
+fn outage_seen_by_all() {
+    let server = RedisServer::start();
+    let failed = |fleet: bool| {
+        let members = Members::start(
+            &server,
+            3,
+            Setup {
+                fleet,
+                ..Setup::default()
+            },
+        );
+        members.all("health down");
+        members.all("traffic 10");
+        members.wait_all(Duration::from_secs(10), "open", |r| r.state == "Open");
+        members.all("traffic 0");
+        members.reports().iter().map(|r| r.reached).sum::<u64>()
+    };
+    let alone = failed(false);
+    let together = failed(true);
+    eprintln!(
+        "  failed calls that reached the dependency before all 3 were open: {alone} alone, {together} as one fleet"
+    );
+    assert!(together < alone, "{together} as a fleet, {alone} alone");
+}
+
+fn propagation() {
+    let server = RedisServer::start();
+    let setup = Setup {
+        // The member that trips the fleet does not open on its own window first.
+        window: 1000,
+        min_calls: 1000,
+        fleet_min_calls: 10,
+        ..Setup::default()
+    };
+    let members = Members::start(&server, 3, setup);
+    let operator = Operator::new(&server);
+    let mut delays = Vec::new();
+    for trial in 0..100 {
+        members.drain();
+        // Member 0 records the failures; the next flush that finds them finished decides.
+        members.send(0, "fail 20");
+        let opened = members.wait_lines(Duration::from_secs(5), "opened", 3);
+        let first = opened.iter().min().copied().expect("three openings");
+        delays.extend(opened.iter().map(|at| *at - first).filter(|d| !d.is_zero()));
+        operator.close_fleet(trial);
+        members.wait_all(Duration::from_secs(5), "closed", |r| r.state == "Closed");
+    }
+    delays.sort();
+    let p50 = delays[delays.len() / 2];
+    let p99 = delays[delays.len() * 99 / 100];
+    eprintln!(
+        "  from the first process open to every other: p50 {p50:?}, p99 {p99:?}, max {:?} over {} openings",
+        delays[delays.len() - 1],
+        delays.len()
+    );
+    assert!(p99 <= Duration::from_millis(10), "p99 {p99:?}");
+}
+
+fn one_probe_per_period() {
+    let server = RedisServer::start();
+    let setup = Setup {
+        break_ms: 20,
+        lease_ms: 200,
+        ..Setup::default()
+    };
+    let members = Members::start(&server, 3, setup);
+    members.all("health down");
+    members.all("traffic 1");
+    let totals = |reports: &[Report]| {
+        let leases = reports.iter().map(|r| r.leases).sum::<u64>();
+        let probes = reports.iter().map(|r| r.probes).sum::<u64>();
+        (leases, probes)
+    };
+    // Before the fleet's first decision each member is on its own, and a short break may
+    // have let it probe alone: counted from the tenth period on.
+    let wait_for = |periods: u64, limit: Duration| {
+        let deadline = Instant::now() + limit;
+        loop {
+            let reports = members.reports();
+            if totals(&reports).0 >= periods {
+                return reports;
+            }
+            assert!(Instant::now() < deadline, "{reports:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let (leases_before, probes_before) = totals(&wait_for(10, Duration::from_secs(10)));
+    wait_for(leases_before + 1000, Duration::from_secs(240));
+    members.all("traffic 0");
+    std::thread::sleep(Duration::from_millis(300));
+    let reports = members.reports();
+    let (leases, probes) = totals(&reports);
+    let (leases, probes) = (leases - leases_before, probes - probes_before);
+    eprintln!(
+        "  {probes} probes in {leases} half-open periods; leases by member {:?}",
+        reports.iter().map(|r| r.leases).collect::<Vec<_>>()
+    );
+    // A period whose lease came as the counting began or the traffic stopped may have had
+    // its probe outside the count.
+    assert!(
+        probes.abs_diff(leases) <= 1,
+        "{probes} probes in {leases} periods: {reports:?}"
+    );
+}
+
+fn one_sick_process() {
+    let server = RedisServer::start();
+    let members = Members::start(&server, 4, Setup::default());
+    members.send(0, "health down");
+    members.all("traffic 5");
+    std::thread::sleep(Duration::from_secs(3));
+    let reports = members.reports();
+    assert_eq!(
+        reports[0].state, "Open",
+        "the sick one opened itself: {reports:?}"
+    );
+    assert!(reports[0].local_opens >= 1, "and said so: {reports:?}");
+    for r in &reports[1..] {
+        assert_eq!(
+            r.state, "Closed",
+            "a healthy one stayed closed: {reports:?}"
+        );
+    }
+    assert!(reports.iter().all(|r| r.fleet_opens == 0), "{reports:?}");
+}
+
+fn redis_trouble() {
+    let mut server = RedisServer::start();
+    let members = Members::start(&server, 3, Setup::default());
+    members.all("traffic 1");
+    std::thread::sleep(Duration::from_millis(500));
+    server.kill();
+    members.wait_all(Duration::from_secs(5), "the fleet lost", |r| !r.connected);
+    std::thread::sleep(Duration::from_millis(500));
+    let back = Instant::now();
+    server.restart();
+    members.wait_all(Duration::from_secs(5), "the fleet back", |r| r.connected);
+    let rejoined = back.elapsed();
+    eprintln!("  every member rejoined {rejoined:?} after Redis came back");
+    assert!(rejoined < Duration::from_secs(2), "{rejoined:?}");
+    // Redis slowed: each command stalls for 300 ms.
+    let operator = Operator::new(&server);
+    for _ in 0..3 {
+        operator.debug_sleep(Duration::from_millis(300));
+    }
+    let reports = members.reports();
+    for r in &reports {
+        assert_eq!(r.rejected, 0, "no caller saw an error: {reports:?}");
+        assert!(
+            r.slowest_call < Duration::from_millis(5),
+            "no caller waited on Redis: {reports:?}"
+        );
+        assert!(r.calls > 1000, "traffic went on: {reports:?}");
+    }
+}
+
+// ---- the parent's side ----
+
+/// How the members are set up.
+#[derive(Clone, Copy)]
+struct Setup {
+    fleet: bool,
+    window: u32,
+    min_calls: u32,
+    fleet_min_calls: u32,
+    break_ms: u64,
+    lease_ms: u64,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            fleet: true,
+            window: 20,
+            min_calls: 10,
+            fleet_min_calls: 10,
+            break_ms: 30_000,
+            lease_ms: 2_000,
+        }
+    }
+}
+
+/// A member's answer to `report`.
+#[derive(Debug, Default)]
+struct Report {
+    state: String,
+    reached: u64,
+    probes: u64,
+    calls: u64,
+    rejected: u64,
+    slowest_call: Duration,
+    leases: u64,
+    fleet_opens: u64,
+    local_opens: u64,
+    connected: bool,
+}
+
+impl Report {
+    fn parse(line: &str) -> Report {
+        let mut report = Report::default();
+        for field in line.split_whitespace().skip(1) {
+            let Some((key, value)) = field.split_once('=') else {
+                continue;
+            };
+            let n = || value.parse::<u64>().unwrap_or(0);
+            match key {
+                "state" => report.state = value.to_owned(),
+                "reached" => report.reached = n(),
+                "probes" => report.probes = n(),
+                "calls" => report.calls = n(),
+                "rejected" => report.rejected = n(),
+                "slowest_us" => report.slowest_call = Duration::from_micros(n()),
+                "leases" => report.leases = n(),
+                "fleet_opens" => report.fleet_opens = n(),
+                "local_opens" => report.local_opens = n(),
+                "connected" => report.connected = value == "true",
+                _ => {}
+            }
+        }
+        report
+    }
+}
+
+struct Member {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<(Instant, String)>,
+}
+
+/// The member processes, killed on drop whatever the outcome.
+struct Members(Vec<std::sync::Mutex<Member>>);
+
+impl Members {
+    fn start(server: &RedisServer, count: usize, setup: Setup) -> Members {
+        let exe = std::env::current_exe().expect("this test binary");
+        let members = (0..count)
+            .map(|_| {
+                let mut child = Command::new(&exe)
+                    .env("BREAKER_FLEET_MEMBER", "1")
+                    .env("REDIS_URL", server.url())
+                    .env("FLEET", if setup.fleet { "on" } else { "off" })
+                    .env("WINDOW", setup.window.to_string())
+                    .env("MIN_CALLS", setup.min_calls.to_string())
+                    .env("FLEET_MIN_CALLS", setup.fleet_min_calls.to_string())
+                    .env("BREAK_MS", setup.break_ms.to_string())
+                    .env("LEASE_MS", setup.lease_ms.to_string())
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("a member process");
+                let stdin = child.stdin.take().expect("its stdin");
+                let stdout = child.stdout.take().expect("its stdout");
+                let (sender, lines) = channel();
+                std::thread::spawn(move || {
+                    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                        if sender.send((Instant::now(), line)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                std::sync::Mutex::new(Member {
+                    child,
+                    stdin,
+                    lines,
+                })
+            })
+            .collect();
+        let members = Members(members);
+        for i in 0..count {
+            members.expect(i, Duration::from_secs(10), "ready");
+        }
+        members
+    }
+
+    fn send(&self, i: usize, command: &str) {
+        let mut member = self.0[i].lock().unwrap();
+        writeln!(member.stdin, "{command}").expect("the member reads its stdin");
+    }
+
+    fn all(&self, command: &str) {
+        for i in 0..self.0.len() {
+            self.send(i, command);
+        }
+    }
+
+    /// Waits for a line of member `i` that starts with `prefix`, and returns it.
+    fn expect(&self, i: usize, limit: Duration, prefix: &str) -> String {
+        let member = self.0[i].lock().unwrap();
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match member.lines.recv_timeout(left) {
+                Ok((_, line)) if line.starts_with(prefix) => return line,
+                Ok(_) => {}
+                Err(_) => panic!("member {i} said no {prefix:?} within {limit:?}"),
+            }
+        }
+    }
+
+    fn reports(&self) -> Vec<Report> {
+        (0..self.0.len())
+            .map(|i| {
+                self.send(i, "report");
+                Report::parse(&self.expect(i, Duration::from_secs(5), "report"))
+            })
+            .collect()
+    }
+
+    fn wait_all(&self, limit: Duration, what: &str, done: impl Fn(&Report) -> bool) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let reports = self.reports();
+            if reports.iter().all(&done) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {limit:?} for {what}: {reports:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Drops what the members said so far.
+    fn drain(&self) {
+        for member in &self.0 {
+            while member.lock().unwrap().lines.try_recv().is_ok() {}
+        }
+    }
+
+    /// When each of `count` members first said `word`.
+    fn wait_lines(&self, limit: Duration, word: &str, count: usize) -> Vec<Instant> {
+        (0..count)
+            .map(|i| {
+                let member = self.0[i].lock().unwrap();
+                let deadline = Instant::now() + limit;
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match member.lines.recv_timeout(left) {
+                        Ok((at, line)) if line == word => break at,
+                        Ok(_) => {}
+                        Err(_) => panic!("member {i} did not say {word:?} within {limit:?}"),
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+impl Drop for Members {
+    fn drop(&mut self) {
+        for member in &self.0 {
+            let mut member = member
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _ = member.child.kill();
+            let _ = member.child.wait();
+        }
+    }
+}
+
+/// The test acting on the fleet from outside, as an operator would.
+struct Operator {
+    runtime: tokio::runtime::Runtime,
+    fleet: RedisFleet,
+    url: String,
+}
+
+impl Operator {
+    fn new(server: &RedisServer) -> Operator {
+        Operator {
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+            fleet: RedisFleet::new(&server.url()).unwrap(),
+            url: server.url(),
+        }
+    }
+
+    /// Closes the fleet's circuit everywhere and empties its window.
+    fn close_fleet(&self, trial: u64) {
+        self.runtime.block_on(async {
+            self.fleet.clear("payments").await.unwrap();
+            let generation = self.fleet.generation("payments").await.unwrap();
+            let news = News {
+                breaker: "payments".into(),
+                origin: 0x0bad_cafe + trial,
+                generation,
+                decision: Decision::Close,
+            };
+            self.fleet.announce(&news).await.unwrap();
+        });
+    }
+
+    fn debug_sleep(&self, pause: Duration) {
+        let client = ::redis::Client::open(self.url.as_str()).unwrap();
+        let mut connection = client.get_connection().unwrap();
+        let _: () = ::redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg(pause.as_secs_f64())
+            .query(&mut connection)
+            .unwrap();
+    }
+}
+
+// ---- the member's side ----
+
+fn member() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(serve());
+}
+
+fn env_u64(name: &str) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{name} is set"))
+}
+
+/// What the member's callers saw.
+#[derive(Default)]
+struct Seen {
+    healthy: AtomicBool,
+    calls: AtomicU64,
+    reached: AtomicU64,
+    probes: AtomicU64,
+    rejected_while_closed: AtomicU64,
+    slowest_nanos: AtomicU64,
+}
+
+async fn serve() {
+    use tokio::io::AsyncBufReadExt;
+
+    let config = Config::builder()
+        .name("payments")
+        .count_window(env_u64("WINDOW") as u32)
+        .min_calls(env_u64("MIN_CALLS") as u32)
+        .probes(1)
+        .break_duration(Duration::from_millis(env_u64("BREAK_MS")))
+        .build()
+        .expect("a valid configuration");
+    let breaker = Arc::new(Breaker::new(config));
+    let _opened = breaker.on_transition(|t| {
+        if t.to == State::Open {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "opened");
+            let _ = out.flush();
+        }
+    });
+    let fleet = (std::env::var("FLEET").as_deref() == Ok("on")).then(|| {
+        let transport = RedisFleet::new(&std::env::var("REDIS_URL").expect("REDIS_URL")).unwrap();
+        let options = Options::default()
+            .flush(Duration::from_millis(20))
+            .min_calls(env_u64("FLEET_MIN_CALLS") as u32)
+            .lease(Duration::from_millis(env_u64("LEASE_MS")))
+            .with(Arc::clone(&breaker));
+        Fleet::start(transport, options)
+    });
+    if let Some(fleet) = &fleet {
+        while !fleet.stats().connected {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    let seen = Arc::new(Seen::default());
+    seen.healthy.store(true, Ordering::SeqCst);
+    let mut traffic: Option<tokio::task::JoinHandle<()>> = None;
+    say("ready");
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("health"), Some(health)) => seen.healthy.store(health == "up", Ordering::SeqCst),
+            (Some("traffic"), Some(every)) => {
+                if let Some(running) = traffic.take() {
+                    running.abort();
+                }
+                let every: u64 = every.parse().unwrap_or(0);
+                if every > 0 {
+                    traffic = Some(tokio::spawn(callers(
+                        Arc::clone(&breaker),
+                        Arc::clone(&seen),
+                        Duration::from_millis(every),
+                    )));
+                }
+            }
+            (Some("fail"), Some(n)) => {
+                for _ in 0..n.parse().unwrap_or(0) {
+                    if let Ok(permit) = breaker.try_acquire() {
+                        permit.record(Verdict::Failure);
+                    }
+                }
+            }
+            (Some("report"), _) => {
+                let stats = fleet.as_ref().map(Fleet::stats).unwrap_or_default();
+                let leases = stats.leases;
+                let probes = seen.probes.load(Ordering::SeqCst);
+                say(&format!(
+                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} local_opens={} connected={}",
+                    breaker.state(),
+                    seen.reached.load(Ordering::SeqCst),
+                    seen.calls.load(Ordering::SeqCst),
+                    seen.rejected_while_closed.load(Ordering::SeqCst),
+                    seen.slowest_nanos.load(Ordering::SeqCst) / 1000,
+                    stats.fleet_opens,
+                    stats.local_opens,
+                    stats.connected,
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Calls the dependency every `every`, timing each call through the breaker.
+async fn callers(breaker: Arc<Breaker>, seen: Arc<Seen>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let started = Instant::now();
+        let healthy = seen.healthy.load(Ordering::SeqCst);
+        let closed = breaker.state() == State::Closed;
+        match breaker.try_acquire() {
+            Ok(permit) => {
+                seen.reached.fetch_add(1, Ordering::SeqCst);
+                if permit.is_probe() {
+                    seen.probes.fetch_add(1, Ordering::SeqCst);
+                }
+                permit.record(if healthy {
+                    Verdict::Success
+                } else {
+                    Verdict::Failure
+                });
+            }
+            Err(_) if closed && healthy => {
+                seen.rejected_while_closed.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(_) => {}
+        }
+        let took = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        seen.slowest_nanos.fetch_max(took, Ordering::SeqCst);
+        seen.calls.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
