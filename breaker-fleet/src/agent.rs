@@ -33,6 +33,8 @@ struct Member {
     view: View,
     generations: Generations,
     failed_probe: Arc<FailedProbe>,
+    /// Closed calls per second, smoothed over the flushes that saw any.
+    rate: Option<f64>,
     _changes: Subscription,
 }
 
@@ -196,6 +198,7 @@ impl<T: Transport> Agent<T> {
                     view: View::Local,
                     generations: Generations::default(),
                     failed_probe,
+                    rate: None,
                     _changes: changes,
                 },
             );
@@ -214,7 +217,15 @@ impl<T: Transport> Agent<T> {
             let config = member.breaker.config().clone();
             let span = match config.window() {
                 Window::Time(span) => span,
-                Window::Count(_) => self.options.count_window_span,
+                // The fleet's counterpart of "the last N calls": the time this member's last N
+                // calls took at its recent rate, so the fleet window holds about N calls per
+                // member, as its members' windows do together.
+                Window::Count(calls) => {
+                    member.rate.map_or(self.options.count_window_span, |rate| {
+                        Duration::from_secs_f64(f64::from(calls) / rate)
+                            .clamp(self.options.flush * 2, self.options.count_window_span)
+                    })
+                }
             };
             let transport = Arc::clone(&self.transport);
             let bucket = self.options.flush;
@@ -226,6 +237,11 @@ impl<T: Transport> Agent<T> {
                 continue;
             };
             member.counted = counts;
+            // The rate while calls flow: an open breaker's silence does not widen the window.
+            if delta.calls > 0 {
+                let now = delta.calls as f64 / self.options.flush.as_secs_f64();
+                member.rate = Some(member.rate.map_or(now, |rate| 0.8 * rate + 0.2 * now));
+            }
             let min_calls = u64::from(self.options.min_calls.unwrap_or(config.min_calls()));
             // Judged whatever the local state: members that opened on their own evidence at the
             // same moment still need the fleet's decision, or each would probe on its own.

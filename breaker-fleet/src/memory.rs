@@ -37,7 +37,8 @@ struct Place {
     generations: HashMap<String, u64>,
     /// The latest news on each breaker, and when it was stored.
     latest: HashMap<String, (News, Instant)>,
-    leases: HashMap<String, (u64, Instant)>,
+    /// Each breaker's lease: its holder and fencing token, and when it expires.
+    leases: HashMap<String, ((u64, u64), Instant)>,
     announced: u64,
 }
 
@@ -175,23 +176,31 @@ impl Transport for MemoryFleet {
     ) -> Result<Option<u64>, Unreachable> {
         let mut place = self.up()?;
         let now = Instant::now();
-        if place
-            .leases
-            .get(breaker)
-            .is_some_and(|&(_, expires)| expires > now)
-        {
-            return Ok(None);
+        match place.leases.get_mut(breaker) {
+            // Its holder renews it.
+            Some((held, expires)) if *expires > now && held.0 == holder => {
+                *expires = now + ttl;
+                return Ok(Some(held.1));
+            }
+            Some((_, expires)) if *expires > now => return Ok(None),
+            _ => {}
         }
         let generation = place.generations.entry(breaker.to_owned()).or_default();
         *generation += 1;
         let token = *generation;
-        place.leases.insert(breaker.to_owned(), (holder, now + ttl));
+        place
+            .leases
+            .insert(breaker.to_owned(), ((holder, token), now + ttl));
         Ok(Some(token))
     }
 
     async fn release(&self, breaker: &str, holder: u64) -> Result<(), Unreachable> {
         let mut place = self.up()?;
-        if place.leases.get(breaker).is_some_and(|&(h, _)| h == holder) {
+        if place
+            .leases
+            .get(breaker)
+            .is_some_and(|&((h, _), _)| h == holder)
+        {
             place.leases.remove(breaker);
         }
         Ok(())

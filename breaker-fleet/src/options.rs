@@ -52,8 +52,10 @@ impl Options {
         self
     }
 
-    /// The span of the fleet window for a breaker whose own window counts calls (10 s by
-    /// default); a breaker with a time window uses its own span.
+    /// The longest span of the fleet window for a breaker whose own window counts calls (10 s
+    /// by default). Such a window spans the time the member's last N calls took at its recent
+    /// rate, so the fleet judges about N calls per member, and at most this; a breaker with a
+    /// time window uses its own span.
     pub fn count_window_span(mut self, span: Duration) -> Self {
         self.count_window_span = span.max(Duration::from_millis(1));
         self

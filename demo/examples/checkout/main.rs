@@ -4,6 +4,7 @@
 //!
 //! `cargo run --release -p breaker-demo --example checkout -- --help`
 
+mod pods;
 mod report;
 mod shop;
 mod sim;
@@ -47,6 +48,10 @@ struct Args {
     /// Do not write the chart.
     #[arg(long)]
     no_chart: bool,
+    /// Also spread the traffic over this many pods, each with its own breaker, and compare
+    /// them on their own with one fleet sharing the circuit (0: skip).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=64))]
+    pods: u16,
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
@@ -152,6 +157,13 @@ fn main() -> ExitCode {
         "  with breaker     {}",
         report::sparkline(&guarded, &scenario, 5.0)
     );
+    if args.pods > 0 {
+        let pods = usize::from(args.pods);
+        let alone = pods::run(&scenario, pods, false);
+        let fleet = pods::run(&scenario, pods, true);
+        println!();
+        print!("{}", pods::table(pods, &alone, &fleet));
+    }
     if !args.no_chart {
         if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(dir);
@@ -231,6 +243,43 @@ mod tests {
         assert_eq!(
             guarded.charged + guarded.queued + guarded.failed + guarded.lost,
             guarded.latencies.len()
+        );
+    }
+}
+
+#[cfg(test)]
+mod pods_as_a_fleet {
+    use super::*;
+
+    /// Four pods with thin traffic each: the fleet sends one probe per break where the pods
+    /// send one each, and its window opens them sooner.
+    #[test]
+    fn a_fleet_of_pods_probes_once_per_break_and_spares_the_sick_api() {
+        let scenario = Scenario {
+            rate: 20.0,
+            duration: Duration::from_secs(150),
+            weather: Weather {
+                slow_from: Duration::from_secs(20),
+                slow_until: Duration::from_secs(80),
+                healthy_latency: Duration::from_millis(80),
+                slow_latency: Duration::from_secs(8),
+            },
+            patience: Duration::from_secs(5),
+            seed: 7,
+        };
+        let alone = pods::run(&scenario, 4, false);
+        let fleet = pods::run(&scenario, 4, true);
+        assert_eq!(
+            alone.probes, 8,
+            "each of 4 pods probes in each of 2 breaks: {alone:?}"
+        );
+        assert_eq!(
+            fleet.probes, 2,
+            "one probe per break for the fleet: {fleet:?}"
+        );
+        assert!(
+            fleet.calls_while_sick < alone.calls_while_sick,
+            "{fleet:?} against {alone:?}"
         );
     }
 }

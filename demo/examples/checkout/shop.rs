@@ -52,7 +52,7 @@ impl PaymentApi {
         self.calls_while_sick.load(Ordering::Relaxed)
     }
 
-    async fn charge(&self, order: &Order) -> Result<Receipt, PayError> {
+    pub async fn charge(&self, order: &Order) -> Result<Receipt, PayError> {
         let sick = self.weather.is_slow(self.epoch.elapsed());
         if sick {
             self.calls_while_sick.fetch_add(1, Ordering::Relaxed);
