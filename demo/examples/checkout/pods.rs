@@ -4,15 +4,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use breaker_fleet::{Fleet, MemoryFleet, Options};
 use breaker_runtime::{Breaker, Verdict};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::shop::{Order, Outbox, PaymentApi};
-use crate::sim::{Scenario, SplitMix, charge_breaker};
+use crate::shop::{Outbox, PaymentApi};
+use crate::sim::{Scenario, charge_breaker, orders};
 
 /// What one configuration of pods sent to the payment API.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,24 +52,9 @@ async fn simulate(scenario: Scenario, pods: usize, fleet: bool) -> Pods {
     };
     let probes = Arc::new(AtomicUsize::new(0));
     let mut calls = JoinSet::new();
-    let mut rng = SplitMix(scenario.seed);
-    let mut arrival = Duration::ZERO;
-    let mut id = 0;
-    loop {
-        arrival += Duration::from_secs_f64(-(1.0 - rng.unit()).ln() / scenario.rate);
-        if arrival >= scenario.duration {
-            break;
-        }
-        let order = Order {
-            id,
-            jitter: 0.9 + 0.2 * rng.unit(),
-            declined: rng.unit() < 0.02,
-            api: Arc::clone(&api),
-            outbox: Arc::clone(&outbox),
-        };
+    for (arrival, order) in orders(&scenario, &api, &outbox) {
         // Round robin, as a load balancer spreads the orders over the pods.
-        let breaker = Arc::clone(&breakers[id as usize % pods]);
-        id += 1;
+        let breaker = Arc::clone(&breakers[order.id as usize % pods]);
         tokio::time::sleep_until(start + arrival).await;
         let probes = Arc::clone(&probes);
         calls.spawn(async move {

@@ -138,22 +138,7 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
     // A finished task's allocation lives as long as its handle: reaping them while orders
     // arrive keeps memory to the orders in flight, plus one (arrival, latency) pair per order.
     let mut handlers = JoinSet::new();
-    let mut rng = SplitMix(scenario.seed);
-    let mut arrival = Duration::ZERO;
-    let mut id = 0;
-    loop {
-        arrival += Duration::from_secs_f64(-(1.0 - rng.unit()).ln() / scenario.rate);
-        if arrival >= scenario.duration {
-            break;
-        }
-        let order = Order {
-            id,
-            jitter: 0.9 + 0.2 * rng.unit(),
-            declined: rng.unit() < 0.02,
-            api: Arc::clone(&api),
-            outbox: Arc::clone(&outbox),
-        };
-        id += 1;
+    for (arrival, order) in orders(&scenario, &api, &outbox) {
         tokio::time::sleep_until(start + arrival).await;
         handlers.spawn(checkout(order, guard, arrival));
         while let Some(done) = handlers.try_join_next() {
@@ -246,11 +231,37 @@ async fn reconcile(
     }
 }
 
+/// The run's orders, the same for the same seed: when each arrives (a Poisson process at
+/// `scenario.rate`) and what it is.
+pub fn orders(
+    scenario: &Scenario,
+    api: &Arc<PaymentApi>,
+    outbox: &Arc<Outbox>,
+) -> impl Iterator<Item = (Duration, Order)> + use<> {
+    let mut rng = SplitMix(scenario.seed);
+    let mut arrival = Duration::ZERO;
+    let (rate, duration) = (scenario.rate, scenario.duration);
+    let (api, outbox) = (Arc::clone(api), Arc::clone(outbox));
+    (0..).map_while(move |id| {
+        arrival += Duration::from_secs_f64(-(1.0 - rng.unit()).ln() / rate);
+        (arrival < duration).then(|| {
+            let order = Order {
+                id,
+                jitter: 0.9 + 0.2 * rng.unit(),
+                declined: rng.unit() < 0.02,
+                api: Arc::clone(&api),
+                outbox: Arc::clone(&outbox),
+            };
+            (arrival, order)
+        })
+    })
+}
+
 /// A small seeded generator (SplitMix64), so a seed always means the same traffic.
-pub struct SplitMix(pub u64);
+struct SplitMix(u64);
 
 impl SplitMix {
-    pub fn next(&mut self) -> u64 {
+    fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -259,7 +270,7 @@ impl SplitMix {
     }
 
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -3,9 +3,7 @@
 //! it holds the lease. Callers never wait on it, and nothing it does touches the call path.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use breaker_runtime::{
@@ -14,6 +12,12 @@ use breaker_runtime::{
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+mod failed_probe;
+mod lead;
+mod link;
+
+use failed_probe::FailedProbe;
 
 use crate::jitter::Jitter;
 use crate::news::{Decision, News};
@@ -36,42 +40,6 @@ struct Member {
     /// Closed calls per second, smoothed over the flushes that saw any.
     rate: Option<f64>,
     _changes: Subscription,
-}
-
-/// What the transition listener does, on the spot, when a probe this member leads fails: the
-/// breaker opens for its own break, and must stay open until the member has told the fleet,
-/// however long that takes. Waiting for the member's task would let a short break end first,
-/// and a second probe run without the lease.
-#[derive(Default)]
-struct FailedProbe {
-    /// The order generation reserved for it; 0 when this member leads no probe.
-    order: AtomicU64,
-    /// How long to hold the breaker open, in nanoseconds.
-    hold: AtomicU64,
-    /// The break the failed probe started, in nanoseconds, read before the hold replaced it:
-    /// what the member tells the fleet.
-    broke_for: AtomicU64,
-}
-
-impl FailedProbe {
-    /// Called in the transition listener, on the thread whose probe failed.
-    fn hold_open(&self, breaker: &Breaker) {
-        // Relaxed: the two numbers are set by the member task before it half-opens the
-        // breaker, and that half-opening (under the breaker's lock) is what this transition
-        // ends, so they are visible here.
-        let order = self.order.swap(0, Ordering::Relaxed);
-        if order != 0 {
-            let broke_for = breaker.snapshot().next_probe_at.map_or(0, |at| {
-                let left = at.saturating_duration_since(Instant::now());
-                u64::try_from(left.as_nanos()).unwrap_or(u64::MAX)
-            });
-            // Relaxed: read by the member task after this transition reaches it through the
-            // channel, which orders it.
-            self.broke_for.store(broke_for, Ordering::Relaxed);
-            let hold = Duration::from_nanos(self.hold.load(Ordering::Relaxed));
-            breaker.apply_order(order, Order::Open { remaining: hold });
-        }
-    }
 }
 
 pub(crate) struct Agent<T: Transport> {
@@ -132,29 +100,6 @@ impl<T: Transport> Agent<T> {
         }
         listening.abort();
         self.leave().await;
-    }
-
-    /// Runs one transport call within [`CALL_LIMIT`]; a failure or a timeout loses the fleet.
-    async fn call<R, E: std::fmt::Display>(
-        &mut self,
-        work: impl Future<Output = Result<R, E>>,
-    ) -> Option<R> {
-        match tokio::time::timeout(CALL_LIMIT, work).await {
-            Ok(Ok(value)) => {
-                if !self.connected {
-                    self.found().await;
-                }
-                Some(value)
-            }
-            Ok(Err(error)) => {
-                self.lost(&error.to_string());
-                None
-            }
-            Err(_) => {
-                self.lost("no answer within a second");
-                None
-            }
-        }
     }
 
     fn refresh_members(&mut self) {
@@ -373,209 +318,6 @@ impl<T: Transport> Agent<T> {
         }
         tracing::debug!(breaker = %news.breaker, decision = %news.decision, generation = news.generation, "fleet news");
         self.apply(&news.breaker, news.generation, news.decision);
-    }
-
-    async fn act_on_due(&mut self) {
-        let now = Instant::now();
-        let due: Vec<(String, View)> = self
-            .members
-            .iter()
-            .filter(|(_, m)| m.view.due().is_some_and(|at| at <= now))
-            .map(|(name, m)| (name.clone(), m.view))
-            .collect();
-        for (name, view) in due {
-            match view {
-                View::Probing { mine: true, .. } => self.renew(&name).await,
-                View::Open { .. } | View::Probing { mine: false, .. } => {
-                    self.try_to_lead(&name).await
-                }
-                View::Local => {}
-            }
-        }
-    }
-
-    /// The break is over: one member of the fleet takes the lease and probes.
-    async fn try_to_lead(&mut self, name: &str) {
-        let transport = Arc::clone(&self.transport);
-        let lease = self.options.lease;
-        let Some(taken) = self.call(transport.lease(name, self.origin, lease)).await else {
-            return;
-        };
-        match taken {
-            Some(token) => {
-                Counters::bump(&self.counters.leases);
-                if self
-                    .announce_and_apply(name, token, Decision::Probing)
-                    .await
-                {
-                    if let Some(member) = self.members.get_mut(name) {
-                        member.view = View::Probing {
-                            mine: true,
-                            renew_at: Instant::now() + lease.mul_f64(0.8),
-                        };
-                        let half_open = member.generations.extend();
-                        // A failed probe opens the breaker for at most its longest break; held
-                        // that long and a lease more, until this member says what comes next.
-                        let config = member.breaker.config();
-                        let longest = config
-                            .max_break_duration()
-                            .unwrap_or_default()
-                            .max(config.break_duration());
-                        let hold = u64::try_from((longest + lease).as_nanos()).unwrap_or(u64::MAX);
-                        member.failed_probe.hold.store(hold, Ordering::Relaxed);
-                        member
-                            .failed_probe
-                            .order
-                            .store(member.generations.extend(), Ordering::Relaxed);
-                        member.breaker.apply_order(half_open, Order::HalfOpen);
-                    }
-                }
-            }
-            None => self.follow(name, lease),
-        }
-    }
-
-    /// Someone else holds the lease: keep rejecting until its result, or its expiry.
-    fn follow(&mut self, name: &str, lease: Duration) {
-        if let Some(member) = self.members.get_mut(name) {
-            member.failed_probe.order.store(0, Ordering::Relaxed);
-            member.view = View::Probing {
-                mine: false,
-                renew_at: Instant::now() + lease,
-            };
-            let order = member.generations.extend();
-            member.breaker.apply_order(
-                order,
-                Order::Open {
-                    remaining: lease * 2,
-                },
-            );
-        }
-    }
-
-    /// Still probing when most of the lease has run: keep it, unless someone took it.
-    async fn renew(&mut self, name: &str) {
-        let transport = Arc::clone(&self.transport);
-        let lease = self.options.lease;
-        let Some(kept) = self.call(transport.lease(name, self.origin, lease)).await else {
-            return;
-        };
-        if kept.is_some() {
-            if let Some(member) = self.members.get_mut(name) {
-                member.view = View::Probing {
-                    mine: true,
-                    renew_at: Instant::now() + lease.mul_f64(0.8),
-                };
-            }
-        } else {
-            self.follow(name, lease);
-        }
-    }
-
-    /// A transition this process made on its own: the end of a probe it leads, or an opening
-    /// on its local evidence.
-    async fn local_change(&mut self, change: Transition) {
-        let name = change.breaker.as_str().to_owned();
-        let Some(member) = self.members.get(&name) else {
-            return;
-        };
-        let leading = matches!(member.view, View::Probing { mine: true, .. });
-        match (leading, change.from, change.to) {
-            (true, State::HalfOpen, State::Closed) => {
-                let transport = Arc::clone(&self.transport);
-                if self.decide(&name, Decision::Close).await {
-                    let _ = self.call(transport.clear(&name)).await;
-                }
-                let _ = self.call(transport.release(&name, self.origin)).await;
-            }
-            (true, State::HalfOpen, State::Open) => {
-                // The break the failed probe began, less the moments since.
-                let broke_for = member.failed_probe.broke_for.swap(0, Ordering::Relaxed);
-                let remaining = if broke_for == 0 {
-                    member.breaker.config().break_duration()
-                } else {
-                    Duration::from_nanos(broke_for).saturating_sub(change.at.elapsed())
-                };
-                let transport = Arc::clone(&self.transport);
-                self.decide(&name, Decision::Open { remaining }).await;
-                let _ = self.call(transport.release(&name, self.origin)).await;
-            }
-            (false, _, State::Open) if member.view == View::Local => {
-                self.counters.local_open(&name);
-                tracing::info!(breaker = %name, "opened on this process's evidence alone; the fleet is not told");
-            }
-            _ => {}
-        }
-    }
-
-    /// The fleet is unreachable: every breaker falls back to exactly its local behaviour, with
-    /// what is left of a fleet break.
-    fn lost(&mut self, why: &str) {
-        if !self.connected {
-            return;
-        }
-        self.connected = false;
-        Counters::bump(&self.counters.disconnects);
-        self.counters.set_connected(false);
-        tracing::warn!(
-            why,
-            "the fleet is unreachable; every breaker acts on its own"
-        );
-        let now = Instant::now();
-        for member in self.members.values_mut() {
-            let remaining = match member.view {
-                View::Local => continue,
-                View::Open { ends, .. } => ends.saturating_duration_since(now),
-                // Another member's probe: its outcome will not arrive; probe here when asked.
-                View::Probing { mine: false, .. } => Duration::ZERO,
-                // This member's own probe goes on, decided locally.
-                View::Probing { mine: true, .. } => {
-                    member.view = View::Local;
-                    continue;
-                }
-            };
-            let order = member.generations.extend();
-            member.breaker.apply_order(order, Order::Open { remaining });
-            member.view = View::Local;
-        }
-    }
-
-    /// The fleet answers again: catch up on what was decided meanwhile.
-    async fn found(&mut self) {
-        self.connected = true;
-        self.counters.set_connected(true);
-        tracing::info!("the fleet is reachable again");
-        self.resync().await;
-    }
-
-    async fn resync(&mut self) {
-        self.refresh_members();
-        let names: Vec<String> = self.members.keys().cloned().collect();
-        for name in names {
-            let transport = Arc::clone(&self.transport);
-            let Ok(Ok(Some(news))) =
-                tokio::time::timeout(CALL_LIMIT, transport.latest(&name)).await
-            else {
-                continue;
-            };
-            self.adopt(news);
-        }
-    }
-
-    /// Leaving: give the lease back and let every breaker act on its own.
-    async fn leave(&mut self) {
-        let leading: Vec<String> = self
-            .members
-            .iter()
-            .filter(|(_, m)| matches!(m.view, View::Probing { mine: true, .. }))
-            .map(|(name, _)| name.clone())
-            .collect();
-        for name in leading {
-            let _ =
-                tokio::time::timeout(CALL_LIMIT, self.transport.release(&name, self.origin)).await;
-        }
-        self.connected = true;
-        self.lost("this member left the fleet");
     }
 }
 

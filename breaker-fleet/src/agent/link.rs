@@ -1,0 +1,109 @@
+//! The member's link to the fleet: every transport call bounded in time, the fall back to local
+//! behaviour when the fleet is lost, the catch-up when it answers again, and leaving.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker_runtime::Order;
+use tokio::time::Instant;
+
+use super::{Agent, CALL_LIMIT};
+use crate::stats::Counters;
+use crate::transport::Transport;
+use crate::view::View;
+
+impl<T: Transport> Agent<T> {
+    /// Runs one transport call within [`CALL_LIMIT`]; a failure or a timeout loses the fleet.
+    pub(super) async fn call<R, E: std::fmt::Display>(
+        &mut self,
+        work: impl Future<Output = Result<R, E>>,
+    ) -> Option<R> {
+        match tokio::time::timeout(CALL_LIMIT, work).await {
+            Ok(Ok(value)) => {
+                if !self.connected {
+                    self.found().await;
+                }
+                Some(value)
+            }
+            Ok(Err(error)) => {
+                self.lost(&error.to_string());
+                None
+            }
+            Err(_) => {
+                self.lost("no answer within a second");
+                None
+            }
+        }
+    }
+
+    /// The fleet is unreachable: every breaker falls back to exactly its local behaviour, with
+    /// what is left of a fleet break.
+    pub(super) fn lost(&mut self, why: &str) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        Counters::bump(&self.counters.disconnects);
+        self.counters.set_connected(false);
+        tracing::warn!(
+            why,
+            "the fleet is unreachable; every breaker acts on its own"
+        );
+        let now = Instant::now();
+        for member in self.members.values_mut() {
+            let remaining = match member.view {
+                View::Local => continue,
+                View::Open { ends, .. } => ends.saturating_duration_since(now),
+                // Another member's probe: its outcome will not arrive; probe here when asked.
+                View::Probing { mine: false, .. } => Duration::ZERO,
+                // This member's own probe goes on, decided locally.
+                View::Probing { mine: true, .. } => {
+                    member.view = View::Local;
+                    continue;
+                }
+            };
+            let order = member.generations.extend();
+            member.breaker.apply_order(order, Order::Open { remaining });
+            member.view = View::Local;
+        }
+    }
+
+    /// The fleet answers again: catch up on what was decided meanwhile.
+    pub(super) async fn found(&mut self) {
+        self.connected = true;
+        self.counters.set_connected(true);
+        tracing::info!("the fleet is reachable again");
+        self.resync().await;
+    }
+
+    pub(super) async fn resync(&mut self) {
+        self.refresh_members();
+        let names: Vec<String> = self.members.keys().cloned().collect();
+        for name in names {
+            let transport = Arc::clone(&self.transport);
+            let Ok(Ok(Some(news))) =
+                tokio::time::timeout(CALL_LIMIT, transport.latest(&name)).await
+            else {
+                continue;
+            };
+            self.adopt(news);
+        }
+    }
+
+    /// Leaving: give the lease back and let every breaker act on its own.
+    pub(super) async fn leave(&mut self) {
+        let leading: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| matches!(m.view, View::Probing { mine: true, .. }))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in leading {
+            let _ =
+                tokio::time::timeout(CALL_LIMIT, self.transport.release(&name, self.origin)).await;
+        }
+        self.connected = true;
+        self.lost("this member left the fleet");
+    }
+}
