@@ -4,15 +4,20 @@
 use std::time::Duration;
 
 /// The bucket `now` falls in, and how many finished buckets make up `span`. Buckets are
-/// `bucket` wide, or wider for a span longer than [`MAX_BUCKETS`] of them.
+/// [`width`] wide.
 pub(crate) fn buckets(now: Duration, span: Duration, bucket: Duration) -> (u64, u64) {
-    let width = bucket
-        .as_nanos()
-        .max(span.as_nanos().div_ceil(u128::from(MAX_BUCKETS)))
-        .max(1);
+    let width = width(span, bucket).as_nanos().max(1);
     let current = u64::try_from(now.as_nanos() / width).unwrap_or(u64::MAX);
     let count = u64::try_from(span.as_nanos().div_ceil(width)).unwrap_or(MAX_BUCKETS);
     (current, count.clamp(1, MAX_BUCKETS))
+}
+
+/// How wide a bucket is: `bucket`, or wider for a span longer than [`MAX_BUCKETS`] of them.
+pub(crate) fn width(span: Duration, bucket: Duration) -> Duration {
+    let shortest = span.as_nanos().div_ceil(u128::from(MAX_BUCKETS));
+    bucket.max(Duration::from_nanos(
+        u64::try_from(shortest).unwrap_or(u64::MAX),
+    ))
 }
 
 /// The most buckets a fleet window holds.

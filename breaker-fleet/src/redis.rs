@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use crate::buckets::buckets;
+use crate::buckets::{buckets, width};
 use crate::news::{Decision, News};
 use crate::tally::Tally;
 use crate::transport::{Heard, Transport};
@@ -177,7 +177,9 @@ impl Transport for RedisFleet {
         // Redis's clock counts milliseconds: buckets are whole milliseconds wide.
         let bucket = bucket.max(Duration::from_millis(1));
         let (_, count) = buckets(Duration::ZERO, span, bucket);
-        let width = millis(span).div_ceil(count).max(millis(bucket)).max(1);
+        let width = u64::try_from(width(span, bucket).as_nanos().div_ceil(1_000_000))
+            .unwrap_or(u64::MAX)
+            .max(1);
         let (calls, failures, slow): (u64, u64, u64) = self
             .eval(
                 FLUSH,
