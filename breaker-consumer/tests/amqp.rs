@@ -205,8 +205,13 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         };
         let round = watch.rounds();
         let calls = downstream.calls();
+        let reading = std::time::Instant::now();
         let before = on_record(&server, QUEUE).await;
-        tokio::time::sleep_until(at - Duration::from_millis(400)).await;
+        // `rabbitmqctl` takes a few hundred ms on a small machine: the second reading starts
+        // early enough to end, with room to spare, before the break does.
+        let margin =
+            (reading.elapsed() * 2 + Duration::from_millis(100)).max(Duration::from_millis(400));
+        tokio::time::sleep_until(at - margin).await;
         let after = on_record(&server, QUEUE).await;
         // Read while the circuit was still open, with no probe round in between.
         if breaker.state() != State::Open || watch.rounds() != round {
