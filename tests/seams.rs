@@ -1,6 +1,7 @@
 //! The seams for what runs the breaker from outside its calls: waiting for admission (a
 //! message consumer that must not pull while the circuit is open), orders from another process
-//! (a fleet sharing one circuit), and monotonic counts to export. All on tokio's paused clock.
+//! (a fleet sharing one circuit), and monotonic counts to export. All on tokio's paused clock
+//! but one, which must race real threads.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -270,4 +271,60 @@ async fn slow_successes_are_counted_as_slow() {
     permit.success();
     let counts = breaker.counts();
     assert_eq!((counts.calls, counts.failures, counts.slow), (1, 0, 1));
+}
+
+/// Real threads, more of them than the counters have shards of their own, some exiting while
+/// others record (their numbers handed to new threads): every outcome is counted once, and a
+/// reader racing them never sees a count go down.
+#[test]
+fn counts_from_many_threads_lose_nothing_and_never_go_down() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const WAVES: u64 = 3;
+    const THREADS: u64 = 150;
+    const CALLS: u64 = 400;
+    // One failure in ten stays far under the default threshold of 50%.
+    let breaker = Arc::new(breaker(count(100)));
+    let _ = breaker.counts();
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (breaker, done) = (Arc::clone(&breaker), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let mut last = Counts::default();
+            while !done.load(Ordering::Relaxed) {
+                let now = breaker.counts();
+                assert!(
+                    now.calls >= last.calls && now.failures >= last.failures,
+                    "counts went down: {last:?} then {now:?}"
+                );
+                last = now;
+            }
+        })
+    };
+    for _ in 0..WAVES {
+        let threads: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let breaker = Arc::clone(&breaker);
+                std::thread::spawn(move || {
+                    for i in 0..CALLS {
+                        let verdict = if (t + i) % 10 == 0 {
+                            Verdict::Failure
+                        } else {
+                            Verdict::Success
+                        };
+                        breaker.try_acquire().unwrap().record(verdict);
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    let counts = breaker.counts();
+    assert_eq!(counts.calls, WAVES * THREADS * CALLS);
+    assert_eq!(counts.failures, WAVES * THREADS * CALLS / 10);
+    assert_eq!(breaker.state(), State::Closed);
 }

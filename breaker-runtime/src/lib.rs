@@ -121,7 +121,7 @@
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
 //! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
 //! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`Classify`], [`BreakerError`], error chains |
-//! | `base/` | the clock, the atomics (std's or loom's), names (bottom) |
+//! | `base/` | the clock, the atomics (std's or loom's), names, per-thread numbers for sharded counts (bottom) |
 //!
 //! The core announces transitions and call events to whoever subscribed (the registry, the
 //! `metrics` adapter, your listeners); it calls nothing above it.
