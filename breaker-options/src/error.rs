@@ -117,6 +117,56 @@ pub enum ConfigError {
         "`slow_threshold` needs `slow_call`: set how long a call may take before it counts as slow"
     )]
     SlowThresholdWithoutSlowCall,
+    /// `retries` above [`MAX_RETRIES`](crate::MAX_RETRIES).
+    #[error(
+        "`retries` may be at most {max}, got {value}; more attempts only add load to a sick dependency"
+    )]
+    Retries {
+        /// The refused count.
+        value: u32,
+        /// The most retries allowed.
+        max: u32,
+    },
+    /// An option about retries set without `retries`: it would do nothing.
+    #[error(
+        "`{field}` needs `retries`: without retries there is nothing to {}",
+        without_retries(field)
+    )]
+    WithoutRetries {
+        /// `backoff` or `retry_budget`.
+        field: &'static str,
+    },
+    /// A backoff whose first cap is above its last.
+    #[error(
+        "`backoff` runs from its initial wait to its maximum, but {initial:?} is above {max:?}; swap them"
+    )]
+    BackoffReversed {
+        /// The refused initial cap.
+        initial: Duration,
+        /// The refused maximum.
+        max: Duration,
+    },
+    /// `max_concurrent` of zero, or above [`MAX_CONCURRENT`](crate::MAX_CONCURRENT).
+    #[error("`max_concurrent` must be between 1 and {max}, got {value}")]
+    MaxConcurrent {
+        /// The refused cap.
+        value: u32,
+        /// The largest cap.
+        max: u32,
+    },
+    /// `max_wait` without `max_concurrent`: there is no bulkhead to wait for.
+    #[error(
+        "`max_wait` needs `max_concurrent`: it is how long a call waits for a free slot of the bulkhead"
+    )]
+    MaxWaitWithoutMaxConcurrent,
+}
+
+fn without_retries(field: &str) -> &'static str {
+    if field == "backoff" {
+        "wait between"
+    } else {
+        "budget"
+    }
 }
 
 impl ConfigError {
@@ -144,6 +194,11 @@ impl ConfigError {
             ConfigError::Probes { .. } => "probes",
             ConfigError::SlowThresholdWithoutSlowCall => "slow_threshold",
             ConfigError::EmptyName => "name",
+            ConfigError::Retries { .. } => "retries",
+            ConfigError::WithoutRetries { field } => field,
+            ConfigError::BackoffReversed { .. } => "backoff",
+            ConfigError::MaxConcurrent { .. } => "max_concurrent",
+            ConfigError::MaxWaitWithoutMaxConcurrent => "max_wait",
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::limits::{MAX_COUNT_WINDOW, MAX_DURATION};
+use crate::policy::{Backoff, RetryBudget};
 use crate::rate::Rate;
 use crate::window::Window;
 
@@ -228,9 +229,77 @@ pub fn timeout(text: &str) -> Result<Option<Duration>, String> {
         .map_err(|message| format!("{message} (or \"off\" for no timeout)"))
 }
 
+/// A backoff's bounds, `"<initial>..<max>"`: two durations longer than zero, the first at
+/// most the second.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::{grammar, Backoff};
+///
+/// assert_eq!(
+///     grammar::backoff("50ms..2s"),
+///     Ok(Backoff { initial: Duration::from_millis(50), max: Duration::from_secs(2) })
+/// );
+/// assert!(grammar::backoff("10s..100ms").unwrap_err().contains("\"100ms..10s\""));
+/// ```
+pub fn backoff(text: &str) -> Result<Backoff, String> {
+    let Some((initial, max)) = text.split_once("..") else {
+        return Err(format!(
+            "`{text}` is not a backoff; write its bounds as \"<initial>..<max>\", such as \"100ms..10s\""
+        ));
+    };
+    let bound = |which: &str, text: &str| {
+        nonzero_duration(text).map_err(|message| format!("its {which} bound: {message}"))
+    };
+    let (initial_text, max_text) = (initial.trim(), max.trim());
+    let backoff = Backoff {
+        initial: bound("initial", initial_text)?,
+        max: bound("maximum", max_text)?,
+    };
+    if backoff.initial > backoff.max {
+        return Err(format!(
+            "its bounds are reversed: the initial wait comes first, write \"{max_text}..{initial_text}\""
+        ));
+    }
+    Ok(backoff)
+}
+
+/// The retry budget: a percentage of calls, or `"off"`.
+///
+/// ```
+/// use breaker_options::{grammar, Rate, RetryBudget};
+///
+/// assert_eq!(grammar::retry_budget("20%"), Ok(RetryBudget::DEFAULT));
+/// assert_eq!(grammar::retry_budget("off"), Ok(RetryBudget::Off));
+/// ```
+pub fn retry_budget(text: &str) -> Result<RetryBudget, String> {
+    if text.trim() == "off" {
+        return Ok(RetryBudget::Off);
+    }
+    percentage(text)
+        .map(RetryBudget::Share)
+        .map_err(|message| format!("{message} (or \"off\" for no budget)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoffs() {
+        assert_eq!(
+            backoff(" 1s .. 1s "),
+            Ok(Backoff {
+                initial: Duration::from_secs(1),
+                max: Duration::from_secs(1)
+            })
+        );
+        for bad in [
+            "100ms", "0ms..1s", "1s..0s", "1s..", "..1s", "2s..1s", "1.5s..2s", "1s...2s",
+        ] {
+            assert!(backoff(bad).is_err(), "{bad:?} must be refused");
+        }
+    }
 
     #[test]
     fn percentages() {

@@ -31,6 +31,7 @@
 mod error;
 pub mod grammar;
 mod limits;
+mod policy;
 mod rate;
 mod settings;
 #[cfg(feature = "serde")]
@@ -40,9 +41,10 @@ mod window;
 
 pub use error::ConfigError;
 pub use limits::{
-    MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW,
-    TIME_WINDOW_MIN_CALLS,
+    MAX_CONCURRENT, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MAX_RETRIES,
+    MIN_TIME_WINDOW, TIME_WINDOW_MIN_CALLS,
 };
+pub use policy::{Backoff, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW, RetryBudget};
 pub use rate::Rate;
 pub use settings::Settings;
 #[cfg(feature = "serde")]

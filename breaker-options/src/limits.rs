@@ -58,3 +58,22 @@ pub const MAX_MIN_CALLS: u32 = 1_000_000;
 
 /// `min_calls` of a time window when none is given (a count window's is its size).
 pub const TIME_WINDOW_MIN_CALLS: u32 = 10;
+
+/// The most retries after a call's first attempt.
+///
+/// ```
+/// use breaker_runtime::{MAX_RETRIES, Policy};
+///
+/// assert!(Policy::builder().retries(MAX_RETRIES).build().is_ok());
+/// assert!(Policy::builder().retries(MAX_RETRIES + 1).build().is_err());
+/// ```
+pub const MAX_RETRIES: u32 = 10;
+
+/// The largest bulkhead: calls at once through one breaker.
+///
+/// ```
+/// use breaker_runtime::{MAX_CONCURRENT, Policy};
+///
+/// assert!(Policy::builder().max_concurrent(MAX_CONCURRENT).build().is_ok());
+/// ```
+pub const MAX_CONCURRENT: u32 = 1_000_000;

@@ -9,6 +9,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::grammar;
+use crate::policy::PolicySettings;
 use crate::rate::Rate;
 use crate::settings::Settings;
 use crate::table::{canonical, option_list};
@@ -34,8 +35,11 @@ use crate::window::Window;
 pub struct Spelled {
     /// The `name`, when given.
     pub name: Option<String>,
-    /// Every other option; not yet checked against each other ([`Settings::check`]).
+    /// The breaker's options; not yet checked against each other ([`Settings::check`]).
     pub settings: Settings,
+    /// The options around its calls (`retries`, `deadline`, `max_concurrent`, ...); not yet
+    /// checked ([`PolicySettings::check`]).
+    pub policy: PolicySettings,
 }
 
 /// A value as a file may write it: text, or a whole number.
@@ -116,6 +120,7 @@ impl<'de> Visitor<'de> for SpelledVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Spelled, A::Error> {
         let mut name = None;
         let mut s = Settings::DEFAULT;
+        let mut p = PolicySettings::DEFAULT;
         let mut seen: Vec<&'static str> = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
             let Some(canonical) = canonical(&key) else {
@@ -161,6 +166,14 @@ impl<'de> Visitor<'de> for SpelledVisitor {
                     s.max_break_duration = Some(value.read(&key, grammar::nonzero_duration)?);
                 }
                 "slow_call" => s.slow_call = Some(value.read(&key, grammar::nonzero_duration)?),
+                "retries" => p.retries = bounded(&key, value.number(&key)?)?,
+                "backoff" => p.backoff = Some(value.read(&key, grammar::backoff)?),
+                "retry_budget" => p.retry_budget = Some(value.read(&key, grammar::retry_budget)?),
+                "deadline" => p.deadline = Some(value.read(&key, grammar::nonzero_duration)?),
+                "max_concurrent" => {
+                    p.max_concurrent = Some(bounded(&key, value.number(&key)?)?);
+                }
+                "max_wait" => p.max_wait = Some(value.read(&key, grammar::nonzero_duration)?),
                 _ => {
                     return Err(de::Error::custom(format!(
                         "`{key}` names code, so it can only be given in the attribute, not in a configuration"
@@ -168,7 +181,11 @@ impl<'de> Visitor<'de> for SpelledVisitor {
                 }
             }
         }
-        Ok(Spelled { name, settings: s })
+        Ok(Spelled {
+            name,
+            settings: s,
+            policy: p,
+        })
     }
 }
 

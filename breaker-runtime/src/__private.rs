@@ -9,9 +9,12 @@ pub use crate::base::name::Name;
 pub use crate::core::config::{Config, Rate, Settings, Window};
 pub use crate::outcome::classify::{IsFailure, Verdict};
 pub use crate::outcome::error::BreakerError;
+pub use crate::policy::Policy;
+pub use crate::policy::attempts::{Attempted, Attempts, within_deadline};
 pub use crate::registry::declaration::Location;
 pub use crate::registry::declaration::{DECLARATIONS, Declaration};
 pub use crate::registry::handle::Handle;
+pub use breaker_options::{Backoff, PolicySettings, RetryBudget};
 
 /// The breaker's reading of an instant, in nanoseconds: lets a reference model in the tests
 /// place outcomes in the same time-window buckets as the breaker.

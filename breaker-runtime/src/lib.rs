@@ -118,6 +118,7 @@
 //! | folder | its job |
 //! |---|---|
 //! | `adapters/` | tower, tonic, http, reqwest, metrics and serde, each behind its feature (top) |
+//! | `policy/` | around the breaker's calls: retries with backoff and budget, the deadline, the bulkhead |
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
 //! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
 //! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`Classify`], [`BreakerError`], error chains |
@@ -145,6 +146,7 @@ mod adapters;
 mod base;
 mod core;
 mod outcome;
+mod policy;
 mod registry;
 #[cfg(feature = "test-util")]
 pub mod testing;
@@ -162,6 +164,10 @@ pub use adapters::tonic;
 #[doc(inline)]
 pub use adapters::tower;
 pub use base::name::Name;
+pub use breaker_options::{
+    Backoff, MAX_CONCURRENT, MAX_RETRIES, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW,
+    RetryBudget,
+};
 pub use core::breaker::Breaker;
 pub use core::breaker::counts::Counts;
 #[allow(deprecated)]
@@ -183,6 +189,8 @@ pub use core::state::State;
 pub use outcome::classify::{ByIsFailure, Classify};
 pub use outcome::classify::{IsFailure, Verdict};
 pub use outcome::error::{BreakerError, ProbeTime};
+pub use policy::bulkhead::Slot;
+pub use policy::{Policy, PolicyBuilder};
 pub use registry::conflict::{Conflict, NameClash, RegistryError};
 pub use registry::declaration::Location;
 pub use registry::{Registry, registry};

@@ -26,6 +26,7 @@ use crate::core::breaker::snapshot::Snapshot;
 use crate::core::config::Config;
 use crate::core::opening::Opening;
 use crate::core::state::State;
+use crate::policy::Policy;
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -62,6 +63,10 @@ impl Serialize for Config {
 /// TOML or YAML file. Absent options take their defaults (the name `"breaker"`). This is not
 /// the shape [`Serialize`] writes for dashboards (numbers in milliseconds and percent).
 ///
+/// The options around the calls (`retries`, `backoff`, `retry_budget`, `deadline`,
+/// `max_concurrent`, `max_wait`) may sit in the same map: a [`Policy`] reads those, and the
+/// `Config` leaves them to it, so one section of a file can configure both.
+///
 /// ```
 /// use std::time::Duration;
 /// use breaker_runtime::{Config, Window};
@@ -85,6 +90,32 @@ impl<'de> Deserialize<'de> for Config {
             builder = builder.name(name);
         }
         builder.build().map_err(D::Error::custom)
+    }
+}
+
+/// Reads the options around a breaker's calls as the attribute spells them, from the same map
+/// as its [`Config`] (whose keys it leaves to the `Config`).
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, Policy};
+///
+/// let section = r#"{ "threshold": "25%", "retries": 2, "backoff": "50ms..2s", "max_concurrent": 16 }"#;
+/// let config: Config = serde_json::from_str(section)?;
+/// let policy: Policy = serde_json::from_str(section)?;
+/// assert_eq!(config.threshold().percent(), 25.0);
+/// assert_eq!(policy.settings().retries, 2);
+/// assert_eq!(policy.settings().backoff().initial, Duration::from_millis(50));
+/// assert_eq!(policy.settings().max_concurrent, Some(16));
+///
+/// let refused = serde_json::from_str::<Policy>(r#"{ "backoff": "2s..50ms", "retries": 1 }"#);
+/// assert!(refused.unwrap_err().to_string().contains("reversed"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+impl<'de> Deserialize<'de> for Policy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spelled = breaker_options::Spelled::deserialize(deserializer)?;
+        Policy::new(spelled.policy).map_err(D::Error::custom)
     }
 }
 

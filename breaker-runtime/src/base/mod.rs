@@ -1,7 +1,9 @@
 //! What everything else stands on: the clock every reading comes from, the atomics (std's or
-//! loom's), breaker names, and the per-thread number that shards a counter.
+//! loom's), breaker names, the per-thread number that shards a counter, and the backoff's
+//! random jitter.
 
 pub(crate) mod clock;
 pub(crate) mod name;
+pub(crate) mod random;
 pub(crate) mod sync;
 pub(crate) mod thread_slot;

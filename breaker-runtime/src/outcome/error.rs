@@ -58,6 +58,26 @@ pub enum BreakerError {
         /// The timeout.
         limit: Duration,
     },
+    /// The breaker's bulkhead (`max_concurrent`) was full, and stayed full for `max_wait` if
+    /// one was set; nothing was called, and nothing is recorded.
+    #[error(
+        "circuit breaker `{breaker}` already runs its {max_concurrent} call(s) at once (max_concurrent)"
+    )]
+    BulkheadFull {
+        /// The breaker whose bulkhead was full.
+        breaker: Name,
+        /// How many calls it runs at once.
+        max_concurrent: u32,
+    },
+    /// The call's `deadline` passed, over all its attempts and the waits between them. An
+    /// attempt it cut short was cancelled and records nothing; earlier attempts were recorded.
+    #[error("call through circuit breaker `{breaker}` ran out of its {} deadline", Humane(*.limit))]
+    DeadlineExceeded {
+        /// The breaker the call went through.
+        breaker: Name,
+        /// The deadline.
+        limit: Duration,
+    },
 }
 
 fn open_detail(next_probe_at: Option<ProbeTime>) -> String {
@@ -107,7 +127,9 @@ impl BreakerError {
     pub fn is_rejection(&self) -> bool {
         matches!(
             self,
-            BreakerError::Open { .. } | BreakerError::HalfOpenFull { .. }
+            BreakerError::Open { .. }
+                | BreakerError::HalfOpenFull { .. }
+                | BreakerError::BulkheadFull { .. }
         )
     }
 
@@ -116,12 +138,19 @@ impl BreakerError {
         matches!(self, BreakerError::Timeout { .. })
     }
 
+    /// Whether the call's `deadline` ran out, over all its attempts.
+    pub fn is_deadline(&self) -> bool {
+        matches!(self, BreakerError::DeadlineExceeded { .. })
+    }
+
     /// The name of the breaker that answered.
     pub fn breaker(&self) -> &str {
         match self {
             BreakerError::Open { breaker, .. }
             | BreakerError::HalfOpenFull { breaker, .. }
-            | BreakerError::Timeout { breaker, .. } => breaker,
+            | BreakerError::Timeout { breaker, .. }
+            | BreakerError::BulkheadFull { breaker, .. }
+            | BreakerError::DeadlineExceeded { breaker, .. } => breaker,
         }
     }
 

@@ -1,0 +1,139 @@
+//! One call's attempts: the bulkhead slot of each, whether another may follow and the wait
+//! before it, and the deadline over them all. [`Policy::call`] and the attribute's expansion
+//! both drive a call through this, so the rules are written once.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::base::random;
+use crate::core::breaker::Breaker;
+use crate::core::state::State;
+use crate::outcome::classify::Verdict;
+use crate::outcome::error::BreakerError;
+use crate::policy::Policy;
+use crate::policy::bulkhead::Slot;
+
+/// How an attempt ended, as far as retrying is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempted {
+    /// A counted failure, or a timeout: worth another attempt.
+    Failed,
+    /// A success, a healthy or ignored answer, or the breaker's own rejection: never retried.
+    Final,
+}
+
+impl Attempted {
+    /// The attempt's result as the attribute's expansion holds it: the value and its verdict,
+    /// or the breaker's answer.
+    pub fn of<T>(outcome: &Result<(T, Verdict), BreakerError>) -> Attempted {
+        match outcome {
+            Ok((_, verdict)) => Attempted::of_verdict(*verdict),
+            Err(error) => Attempted::of_error(error),
+        }
+    }
+
+    pub(crate) fn of_verdict(verdict: Verdict) -> Attempted {
+        match verdict {
+            Verdict::Failure => Attempted::Failed,
+            Verdict::Success | Verdict::Ignore => Attempted::Final,
+        }
+    }
+
+    pub(crate) fn of_error(error: &BreakerError) -> Attempted {
+        if error.is_timeout() {
+            Attempted::Failed
+        } else {
+            Attempted::Final
+        }
+    }
+}
+
+/// A call's way through its policy: made by [`Attempts::begin`], asked for a slot before each
+/// attempt and whether to go [`again`](Attempts::again) after it.
+pub struct Attempts<'a> {
+    policy: &'a Policy,
+    breaker: &'a Breaker,
+    retried: u32,
+}
+
+impl<'a> Attempts<'a> {
+    /// The call begins: it counts towards the retry budget.
+    pub fn begin(policy: &'a Policy, breaker: &'a Breaker) -> Attempts<'a> {
+        if let Some(budget) = &policy.budget {
+            budget.deposit();
+        }
+        Attempts {
+            policy,
+            breaker,
+            retried: 0,
+        }
+    }
+
+    /// A place in the bulkhead for the next attempt (`None` without a bulkhead), or the
+    /// rejection when it is full.
+    pub async fn slot(&self) -> Result<Option<Slot<'a>>, BreakerError> {
+        let Some(bulkhead) = &self.policy.bulkhead else {
+            return Ok(None);
+        };
+        match bulkhead.enter(self.policy.settings.max_wait).await {
+            Some(slot) => Ok(Some(slot)),
+            None => Err(BreakerError::BulkheadFull {
+                breaker: self.breaker.name().clone(),
+                max_concurrent: bulkhead.cap(),
+            }),
+        }
+    }
+
+    /// Whether to attempt again after an attempt that ended as `attempted`; if so, after the
+    /// backoff's wait. Never after a final outcome, never past `retries`, never beyond the
+    /// budget. With the circuit open, at once and without spending the budget: the next
+    /// attempt is turned away, and its rejection is the call's answer.
+    pub async fn again(&mut self, attempted: Attempted) -> bool {
+        if attempted == Attempted::Final || self.retried >= self.policy.settings.retries {
+            return false;
+        }
+        if self.breaker.state() == State::Open {
+            self.retried += 1;
+            return true;
+        }
+        if let Some(budget) = &self.policy.budget {
+            if !budget.withdraw() {
+                return false;
+            }
+        }
+        let wait = self.wait(self.retried);
+        self.retried += 1;
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        true
+    }
+
+    /// Full jitter: a random wait in `[0, min(initial × 2ⁿ, max)]` after the `n`-th retry.
+    fn wait(&self, retried: u32) -> Duration {
+        self.policy
+            .settings
+            .backoff()
+            .cap(retried)
+            .mul_f64(random::fraction())
+    }
+}
+
+/// Runs a call's `attempts` under its policy's deadline, if it has one.
+pub async fn within_deadline<T>(
+    policy: &Policy,
+    breaker: &Breaker,
+    attempts: impl Future<Output = Result<T, BreakerError>>,
+) -> Result<T, BreakerError> {
+    let Some(limit) = policy.settings.deadline else {
+        return attempts.await;
+    };
+    tokio::time::timeout(limit, attempts)
+        .await
+        .unwrap_or_else(|_| {
+            Err(BreakerError::DeadlineExceeded {
+                breaker: breaker.name().clone(),
+                limit,
+            })
+        })
+}
