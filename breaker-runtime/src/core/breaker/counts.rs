@@ -111,6 +111,11 @@ impl Counters {
         }
     }
 
+    /// The shards' heap.
+    pub(super) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.shards)
+    }
+
     /// The sum of the shards. Each only grows and each is read once, so a later reading from
     /// the same thread is never below an earlier one.
     fn read(&self) -> Counts {

@@ -161,7 +161,9 @@ impl Breaker {
     }
 
     fn outside_bytes(&self) -> usize {
-        self.outside.get().map_or(0, |_| size_of::<Outside>())
+        self.outside
+            .get()
+            .map_or(0, |o| size_of::<Outside>() + o.counters.heap_bytes())
     }
 
     fn cold(&self) -> MutexGuard<'_, Cold> {
@@ -214,9 +216,16 @@ mod footprint {
         );
         let _ = breaker.counts();
         let outside = breaker.memory_footprint() - closed - opened;
+        let shards = breaker.outside.get().unwrap().counters.heap_bytes();
         assert!(
-            outside > 0 && outside <= 64,
-            "the outside seams' state, once one is used: {outside} bytes"
+            outside - shards <= 64,
+            "the outside seams' state, once one is used: {} bytes",
+            outside - shards
+        );
+        // A cache line per thread number (4 to 64 of them) and the shared one.
+        assert!(
+            shards % 64 == 0 && (5 * 64..=65 * 64).contains(&shards),
+            "the counts' shards: {shards} bytes"
         );
     }
 }
