@@ -9,7 +9,10 @@ use syn::{Expr, ExprLit, Lit, LitStr, Token};
 
 use std::time::Duration;
 
-use breaker_options::{MAX_DURATION, MAX_PROBES, Rate, Window, grammar, option_list};
+use breaker_options::{
+    Backoff, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, Rate, RetryBudget, Window,
+    grammar, option_list,
+};
 
 use crate::errors::Errors;
 
@@ -33,6 +36,12 @@ pub(crate) struct Options {
     pub(crate) probes: Option<At<u32>>,
     pub(crate) slow_call: Option<At<Duration>>,
     pub(crate) slow_threshold: Option<At<Rate>>,
+    pub(crate) retries: Option<At<u32>>,
+    pub(crate) backoff: Option<At<Backoff>>,
+    pub(crate) retry_budget: Option<At<RetryBudget>>,
+    pub(crate) deadline: Option<At<Duration>>,
+    pub(crate) max_concurrent: Option<At<u32>>,
+    pub(crate) max_wait: Option<At<Duration>>,
     pub(crate) fallback: Option<syn::Path>,
     pub(crate) name: Option<LitStr>,
     pub(crate) is_failure: Option<syn::Path>,
@@ -136,6 +145,52 @@ impl Options {
                 self.max_break_duration = keep(errors, nonzero_duration(value, key))
             }
             "slow_call" => self.slow_call = keep(errors, nonzero_duration(value, key)),
+            "retries" => {
+                self.retries = keep(
+                    errors,
+                    positive(
+                        value,
+                        key,
+                        (u64::from(MAX_RETRIES), &MAX_RETRIES.to_string()),
+                        "",
+                    ),
+                )
+            }
+            "backoff" => {
+                self.backoff = keep(
+                    errors,
+                    from_text(
+                        value,
+                        key,
+                        "its bounds, such as \"100ms..10s\"",
+                        grammar::backoff,
+                    ),
+                )
+            }
+            "retry_budget" => {
+                self.retry_budget = keep(
+                    errors,
+                    from_text(
+                        value,
+                        key,
+                        "a percentage of calls such as \"20%\", or \"off\"",
+                        grammar::retry_budget,
+                    ),
+                )
+            }
+            "deadline" => self.deadline = keep(errors, nonzero_duration(value, key)),
+            "max_concurrent" => {
+                self.max_concurrent = keep(
+                    errors,
+                    positive(
+                        value,
+                        key,
+                        (u64::from(MAX_CONCURRENT), &MAX_CONCURRENT.to_string()),
+                        "",
+                    ),
+                )
+            }
+            "max_wait" => self.max_wait = keep(errors, nonzero_duration(value, key)),
             "fallback" => {
                 self.fallback = keep(
                     errors,

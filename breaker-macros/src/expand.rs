@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use breaker_options::{Rate, Window};
+use breaker_options::{PolicySettings, Rate, RetryBudget, Window};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
@@ -60,6 +60,12 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
             ),
         );
     }
+    let mut item = item;
+    let copies = if options.retries.is_some() {
+        retry_copies(&mut item.sig.inputs, &runtime(&options), &mut errors)
+    } else {
+        Vec::new()
+    };
     let Some(shape) = shape.filter(|_| errors.is_empty()) else {
         // Emit the function as written beside the errors, so its callers do not pile up
         // "cannot find function" errors on top of the real one.
@@ -74,7 +80,7 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
             };
             let mut item = item;
             let plan = Plan::new(&mut item.sig.inputs, &options);
-            let body = wrap(&options, &item, &ret, &item.block, &plan);
+            let body = wrap(&options, &item, &ret, &item.block, &plan, &copies);
             let ItemFn {
                 attrs, vis, sig, ..
             } = &item;
@@ -94,7 +100,7 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
                 .to_compile_error();
                 return quote!(#error #item);
             };
-            let body = wrap(&options, &item, &output, &future.block, &plan);
+            let body = wrap(&options, &item, &output, &future.block, &plan, &copies);
             future.block = syn::parse_quote!({ #body });
             *item.block = block;
             quote!(#item)
@@ -317,7 +323,14 @@ fn path_text(path: &syn::Path) -> String {
 }
 
 /// The new body: the breaker's statics, then the original body run through it.
-fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan) -> TokenStream {
+fn wrap(
+    options: &Options,
+    item: &ItemFn,
+    ret: &Type,
+    block: &Block,
+    plan: &Plan,
+    copies: &[TokenStream],
+) -> TokenStream {
     let krate = runtime(options);
     let statics = statics(options, item, &krate);
     let annotated = (!mentions_impl_trait(ret)).then_some(ret);
@@ -352,11 +365,8 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
     let prelude = &plan.prelude;
     let breaker = format_ident!("__breaker", span = Span::mixed_site());
     let outcome = format_ident!("__breaker_outcome", span = Span::mixed_site());
-    let guarded = quote! {
-        #statics
-        let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
-        #(#prelude)*
-        let #outcome = #breaker
+    let attempt = quote! {
+        #breaker
             .call_with(
                 async {
                     let __breaker_value = #body.await;
@@ -365,7 +375,24 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
                 },
                 |(_, __breaker_verdict)| *__breaker_verdict,
             )
-            .await;
+            .await
+    };
+    let policy = crate::valid::policy(options);
+    let guarded = if policy.is_inert() {
+        quote! {
+            #statics
+            let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+            #(#prelude)*
+            let #outcome = #attempt;
+        }
+    } else {
+        let attempts = attempts(&policy, &krate, &breaker, &attempt, copies);
+        quote! {
+            #statics
+            let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+            #(#prelude)*
+            let #outcome = #attempts;
+        }
     };
 
     let Some(fallback) = &options.fallback else {
@@ -425,6 +452,177 @@ fn wrap(options: &Options, item: &ItemFn, ret: &Type, block: &Block, plan: &Plan
             // A counted failure or the breaker's own answer: serve the fallback.
             ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => #fallback_value,
         }
+    }
+}
+
+/// The call's attempts under its policy (retries, deadline, bulkhead): the policy's static, and
+/// the attempts driven by the runtime's `Attempts`, which holds every rule.
+fn attempts(
+    policy: &PolicySettings,
+    krate: &TokenStream,
+    breaker: &syn::Ident,
+    attempt: &TokenStream,
+    copies: &[TokenStream],
+) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let settings = policy_settings(policy, &p);
+    let site = Span::mixed_site();
+    let policy_ref = format_ident!("__breaker_policy", span = site);
+    let attempts = format_ident!("__breaker_attempts", span = site);
+    let slot = format_ident!("__breaker_slot", span = site);
+    let outcome = format_ident!("__breaker_attempt", span = site);
+    let take_slot = |on_full: TokenStream| {
+        quote! {
+            let #slot = match #attempts.slot().await {
+                ::core::result::Result::Ok(#slot) => #slot,
+                ::core::result::Result::Err(__breaker_full) => #on_full,
+            };
+        }
+    };
+    let run = if policy.retries == 0 {
+        let take_slot = take_slot(quote!(return ::core::result::Result::Err(__breaker_full)));
+        quote! {
+            let #attempts = #p::Attempts::begin(#policy_ref, #breaker);
+            #p::within_deadline(#policy_ref, #breaker, async {
+                #take_slot
+                let #outcome = #attempt;
+                ::core::mem::drop(#slot);
+                #outcome
+            })
+        }
+    } else {
+        let take_slot = take_slot(quote!(break ::core::result::Result::Err(__breaker_full)));
+        quote! {
+            let mut #attempts = #p::Attempts::begin(#policy_ref, #breaker);
+            #p::within_deadline(#policy_ref, #breaker, async {
+                loop {
+                    #take_slot
+                    #(#copies)*
+                    let #outcome = #attempt;
+                    ::core::mem::drop(#slot);
+                    if !#attempts.again(#p::Attempted::of(&#outcome)).await {
+                        break #outcome;
+                    }
+                }
+            })
+        }
+    };
+    quote! {
+        {
+            static __BREAKER_POLICY: #p::LazyLock<#p::Policy> =
+                #p::LazyLock::new(|| #p::Policy::__checked(#settings));
+            let #policy_ref: &'static #p::Policy = &__BREAKER_POLICY;
+            #run.await
+        }
+    }
+}
+
+/// The policy's settings as a literal naming only what was written.
+fn policy_settings(policy: &PolicySettings, p: &TokenStream) -> TokenStream {
+    let duration = |d: Duration| {
+        let ms = d.as_millis() as u64;
+        quote!(#p::Duration::from_millis(#ms))
+    };
+    let some = |value: TokenStream| quote!(::core::option::Option::Some(#value));
+    let mut fields = Vec::new();
+    let retries = policy.retries;
+    fields.push(quote!(retries: #retries));
+    if let Some(backoff) = policy.backoff {
+        let (initial, max) = (duration(backoff.initial), duration(backoff.max));
+        let value = some(quote!(#p::Backoff { initial: #initial, max: #max }));
+        fields.push(quote!(backoff: #value));
+    }
+    if let Some(budget) = policy.retry_budget {
+        let value = match budget {
+            RetryBudget::Off => some(quote!(#p::RetryBudget::Off)),
+            RetryBudget::Share(rate) => {
+                let ppm = rate.ppm();
+                some(quote!(#p::RetryBudget::Share(#p::Rate::from_ppm(#ppm))))
+            }
+        };
+        fields.push(quote!(retry_budget: #value));
+    }
+    if let Some(deadline) = policy.deadline {
+        let value = some(duration(deadline));
+        fields.push(quote!(deadline: #value));
+    }
+    if let Some(cap) = policy.max_concurrent {
+        let value = some(quote!(#cap));
+        fields.push(quote!(max_concurrent: #value));
+    }
+    if let Some(wait) = policy.max_wait {
+        let value = some(duration(wait));
+        fields.push(quote!(max_wait: #value));
+    }
+    let rest = (fields.len() < POLICY_FIELDS).then(|| quote!(..#p::PolicySettings::DEFAULT));
+    quote!(#p::PolicySettings { #(#fields,)* #rest })
+}
+
+/// The fields of `breaker_options::PolicySettings`.
+const POLICY_FIELDS: usize = 6;
+
+/// With retries, each attempt runs the body on its own copy of every argument taken by value:
+/// `let x = copy of x;` for each binding, spanned on the parameter's type so that a missing
+/// `Clone` is reported there. `self` by value cannot be rebound, so it is an error.
+fn retry_copies(
+    inputs: &mut Punctuated<FnArg, Token![,]>,
+    krate: &TokenStream,
+    errors: &mut Errors,
+) -> Vec<TokenStream> {
+    let mut copies = Vec::new();
+    for input in inputs.iter_mut() {
+        match input {
+            FnArg::Receiver(receiver) => {
+                if receiver.reference.is_none() && !matches!(*receiver.ty, Type::Reference(_)) {
+                    errors.push_spanned(
+                        receiver,
+                        "`retries` runs the body again for each attempt, so it cannot take `self` by value: take `&self`, or remove `retries`".to_string(),
+                    );
+                }
+            }
+            FnArg::Typed(typed) => {
+                if matches!(*typed.ty, Type::Reference(_)) {
+                    continue;
+                }
+                let span = typed.ty.span();
+                let mut names = Vec::new();
+                bindings(&mut typed.pat, &mut names);
+                for (name, mutability) in names {
+                    copies.push(quote_spanned! {span=>
+                        #[allow(unused_variables, unused_mut)]
+                        let #mutability #name = #krate::__private::RetryArg::duplicate(&#name);
+                    });
+                }
+            }
+        }
+    }
+    copies
+}
+
+/// The names a pattern binds by value, with their `mut`, which moves from the parameter to
+/// the copy: the body only ever sees the copy, and a `mut` left on the parameter would be
+/// reported unused.
+fn bindings(pattern: &mut Pat, found: &mut Vec<(syn::Ident, Option<Token![mut]>)>) {
+    match pattern {
+        Pat::Ident(ident) => {
+            if ident.by_ref.is_none() {
+                found.push((ident.ident.clone(), ident.mutability.take()));
+            }
+            if let Some((_, sub)) = &mut ident.subpat {
+                bindings(sub, found);
+            }
+        }
+        Pat::Paren(inner) => bindings(&mut inner.pat, found),
+        Pat::Tuple(tuple) => tuple.elems.iter_mut().for_each(|p| bindings(p, found)),
+        Pat::TupleStruct(tuple) => tuple.elems.iter_mut().for_each(|p| bindings(p, found)),
+        Pat::Struct(strukt) => strukt
+            .fields
+            .iter_mut()
+            .for_each(|field| bindings(&mut field.pat, found)),
+        Pat::Slice(slice) => slice.elems.iter_mut().for_each(|p| bindings(p, found)),
+        Pat::Reference(reference) => bindings(&mut reference.pat, found),
+        Pat::Type(typed) => bindings(&mut typed.pat, found),
+        _ => {}
     }
 }
 

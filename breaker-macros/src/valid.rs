@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use breaker_options::{ConfigError, MAX_MIN_CALLS, Settings};
+use breaker_options::{ConfigError, MAX_MIN_CALLS, PolicySettings, Settings};
 use proc_macro2::Span;
 
 use crate::attr::{At, Options};
@@ -27,13 +27,26 @@ pub(crate) fn settings(options: &Options) -> Settings {
     }
 }
 
+/// The options around the calls, each absent one at its default.
+pub(crate) fn policy(options: &Options) -> PolicySettings {
+    PolicySettings {
+        retries: value(options.retries).unwrap_or(0),
+        backoff: value(options.backoff),
+        retry_budget: value(options.retry_budget),
+        deadline: value(options.deadline),
+        max_concurrent: value(options.max_concurrent),
+        max_wait: value(options.max_wait),
+    }
+}
+
 fn value<T>(at: Option<At<T>>) -> Option<T> {
     at.map(|at| at.value)
 }
 
 pub(crate) fn check(options: &Options, errors: &mut Errors) {
-    for violation in settings(options).violations() {
-        let (span, message) = explain(options, &violation);
+    let violations = settings(options).violations();
+    for violation in violations.iter().chain(&policy(options).violations()) {
+        let (span, message) = explain(options, violation);
         errors.push(span, message);
     }
 }
@@ -92,6 +105,23 @@ fn explain(options: &Options, violation: &ConfigError) -> (Span, String) {
         ConfigError::SlowThresholdWithoutSlowCall => (
             at(options.slow_threshold.map(|s| s.span)),
             "`slow_threshold` needs `slow_call`: add `slow_call = \"1s\"` (how long a call may take before it counts as slow)".to_string(),
+        ),
+        ConfigError::WithoutRetries { field } => {
+            let written = if field == "backoff" {
+                options.backoff.map(|b| b.span)
+            } else {
+                options.retry_budget.map(|b| b.span)
+            };
+            (
+                at(written),
+                format!(
+                    "`{field}` needs `retries`: add `retries = 3` (attempts after a failure), or remove `{field}`"
+                ),
+            )
+        }
+        ConfigError::MaxWaitWithoutMaxConcurrent => (
+            at(options.max_wait.map(|w| w.span)),
+            "`max_wait` needs `max_concurrent`: add `max_concurrent = 16` (calls at once), or remove `max_wait`".to_string(),
         ),
         // The grammar refuses every other value where it is written; a rule that reaches here
         // still says what it is about.

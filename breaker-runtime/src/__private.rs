@@ -1,6 +1,7 @@
 //! What the attribute's expansion reaches the runtime through. Not public API: it may change in
 //! any release.
 
+pub use std::sync::LazyLock;
 pub use std::time::Duration;
 
 pub use linkme;
@@ -71,6 +72,25 @@ pub trait FallbackArg: Sized {
 
 #[diagnostic::do_not_recommend]
 impl<T: Clone> FallbackArg for T {
+    #[inline]
+    fn duplicate(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// An argument each retry needs its own copy of, because the body takes it by value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is taken by value, so each retry needs a clone of it",
+    label = "this argument must be `Clone` for `retries` to run the body again",
+    note = "derive or implement `Clone` for it, or take the argument by reference (`&{Self}`)"
+)]
+pub trait RetryArg: Sized {
+    /// The copy one attempt takes.
+    fn duplicate(&self) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> RetryArg for T {
     #[inline]
     fn duplicate(&self) -> Self {
         self.clone()
