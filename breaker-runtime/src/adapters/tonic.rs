@@ -58,7 +58,7 @@ pub fn is_local_rejection(status: &Status) -> bool {
 
 impl From<BreakerError> for Status {
     fn from(error: BreakerError) -> Self {
-        let (mut status, mark) = if error.is_timeout() {
+        let (mut status, mark) = if error.is_timeout() || error.is_deadline() {
             (Status::deadline_exceeded(error.to_string()), "timeout")
         } else {
             (Status::unavailable(error.to_string()), "rejected")
