@@ -122,3 +122,31 @@ impl<T: IsFailure + ?Sized> TransparentField for T {
         IsFailure::is_ignored(self)
     }
 }
+
+/// The policy's parts on their own, for the benchmarks that hold them to their budgets.
+pub mod bench {
+    use crate::policy::Policy;
+
+    /// One retry budget check (and the retry counted when it passes), as after a failure.
+    pub fn retry_check(policy: &Policy) -> bool {
+        policy
+            .budget
+            .as_ref()
+            .is_some_and(|budget| budget.withdraw())
+    }
+
+    /// One call into the retry budget, as every call with retries makes.
+    pub fn retry_deposit(policy: &Policy) {
+        if let Some(budget) = &policy.budget {
+            budget.deposit();
+        }
+    }
+
+    /// One bulkhead admission, and the slot given back.
+    pub fn bulkhead_admission(policy: &Policy) -> bool {
+        policy
+            .bulkhead
+            .as_ref()
+            .is_some_and(|bulkhead| bulkhead.try_enter().is_some())
+    }
+}

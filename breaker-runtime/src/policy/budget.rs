@@ -5,8 +5,12 @@
 //! holding its second and its count, so a bucket from an older second is restarted by the
 //! first writer of the new one. Two retries checked at once may both pass at the very edge
 //! of the budget: it is a bound on load, not an exact quota.
+//!
+//! Seconds are read from the coarse clock where tokio's runs and cannot be paused (as a time
+//! window of a second or more does): a kernel tick is nothing against a one-second bucket, and
+//! the precise read would be most of a check's cost. A paused clock is always read exactly.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use breaker_options::{RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW, Rate};
 
@@ -19,7 +23,13 @@ pub(crate) struct Budget {
     share: Rate,
     calls: Buckets,
     retries: Buckets,
+    /// Which clock dates the buckets: chosen on first use, then kept.
+    dating: AtomicU8,
 }
+
+const UNCHOSEN: u8 = 0;
+const PRECISE: u8 = 1;
+const COARSE: u8 = 2;
 
 impl Budget {
     pub(crate) fn new(share: Rate) -> Budget {
@@ -27,17 +37,40 @@ impl Budget {
             share,
             calls: Buckets::default(),
             retries: Buckets::default(),
+            dating: AtomicU8::new(UNCHOSEN),
         }
+    }
+
+    fn second(&self) -> u32 {
+        // Relaxed: the choice is one byte read on its own; racing first uses choose alike.
+        let dating = match self.dating.load(Ordering::Relaxed) {
+            UNCHOSEN => {
+                let chosen = if clock::anchor_coarse() {
+                    COARSE
+                } else {
+                    PRECISE
+                };
+                self.dating.store(chosen, Ordering::Relaxed);
+                chosen
+            }
+            chosen => chosen,
+        };
+        let now = if dating == COARSE {
+            clock::estimate()
+        } else {
+            clock::now()
+        };
+        second(now)
     }
 
     /// One call made: it adds to what may be retried.
     pub(crate) fn deposit(&self) {
-        self.calls.add(second(clock::now()));
+        self.calls.add(self.second());
     }
 
     /// Whether one more retry fits the budget; if it does, it is counted.
     pub(crate) fn withdraw(&self) -> bool {
-        let now = second(clock::now());
+        let now = self.second();
         let calls = self.calls.sum(now);
         let allowed = (calls * u64::from(self.share.ppm()) / 1_000_000).max(FLOOR);
         if self.retries.sum(now) >= allowed {
@@ -127,6 +160,6 @@ mod tests {
             budget.withdraw(),
             "ten seconds on, the old retries are out of the window"
         );
-        assert_eq!(budget.calls.sum(second(clock::now())), 0);
+        assert_eq!(budget.calls.sum(budget.second()), 0);
     }
 }

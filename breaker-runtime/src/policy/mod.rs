@@ -22,7 +22,7 @@ use crate::outcome::classify::{IsFailure, Verdict};
 use crate::outcome::error::BreakerError;
 
 pub(crate) mod attempts;
-mod budget;
+pub(crate) mod budget;
 pub(crate) mod bulkhead;
 
 use attempts::{Attempted, Attempts};
@@ -65,8 +65,8 @@ use bulkhead::Bulkhead;
 /// ```
 pub struct Policy {
     settings: PolicySettings,
-    bulkhead: Option<Bulkhead>,
-    budget: Option<Budget>,
+    pub(crate) bulkhead: Option<Bulkhead>,
+    pub(crate) budget: Option<Budget>,
 }
 
 impl std::fmt::Debug for Policy {
