@@ -71,12 +71,14 @@ pub enum BreakerError {
     },
     /// The call's `deadline` passed, over all its attempts and the waits between them. An
     /// attempt it cut short was cancelled and records nothing; earlier attempts were recorded.
-    #[error("call through circuit breaker `{breaker}` ran out of its {} deadline", Humane(*.limit))]
+    #[error("call through circuit breaker `{breaker}` ran out of its {} deadline", Humane(Duration::from_millis(*.limit_ms)))]
     DeadlineExceeded {
         /// The breaker the call went through.
         breaker: Name,
-        /// The deadline.
-        limit: Duration,
+        /// The deadline, in milliseconds (rounded up). Not a `Duration`: a second variant as
+        /// large as `Timeout` would grow every `Result` that carries this error by a word,
+        /// the closed path's included.
+        limit_ms: u64,
     },
 }
 

@@ -133,7 +133,7 @@ pub async fn within_deadline<T>(
         .unwrap_or_else(|_| {
             Err(BreakerError::DeadlineExceeded {
                 breaker: breaker.name().clone(),
-                limit,
+                limit_ms: u64::try_from(limit.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX),
             })
         })
 }

@@ -321,9 +321,15 @@ mod retries_with_a_budget {
         // the budget's floor of 10 retries a second.
         let sick = 6_000.0;
         assert!(naive as f64 > 3.5 * sick, "naive retries: {naive}");
-        assert!((budgeted as f64) < 1.3 * sick, "budgeted retries: {budgeted}");
+        assert!(
+            (budgeted as f64) < 1.3 * sick,
+            "budgeted retries: {budgeted}"
+        );
         let behind_breaker = retries::run(&scenario, false, true);
-        assert!(behind_breaker < budgeted, "{behind_breaker} behind the breaker");
+        assert!(
+            behind_breaker < budgeted,
+            "{behind_breaker} behind the breaker"
+        );
     }
 }
 

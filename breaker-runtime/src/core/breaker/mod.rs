@@ -195,6 +195,13 @@ mod footprint {
     }
 
     #[test]
+    fn a_rejection_fits_in_five_words() {
+        // A variant as large as `Timeout` beside it costs the niche, and a word more on every
+        // `Result` that carries the error: the permit API's closed call went from 5 to 14 ns.
+        assert!(std::mem::size_of::<crate::outcome::error::BreakerError>() <= 40);
+    }
+
+    #[test]
     fn a_breaker_with_a_count_window_of_100_fits_in_256_bytes_heap_included() {
         let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
         assert!(

@@ -19,20 +19,17 @@ impl Breaker {
         // The hot path, kept small enough to inline into the caller: a success through the
         // closed circuit into a count window already full of successes changes nothing. (No
         // start time means no slow-call detection and no observer when the call was admitted.)
-        match (kind, ending, started) {
-            (Kind::Closed { generation }, Ending::Success, None)
-                if self.window.is_full_of_successes(generation) && !observer::installed() =>
-            {
+        if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
+            if self.window.is_full_of_successes(generation) && !observer::installed() {
                 return;
             }
-            // The same success on a counted breaker adds one to its thread's count and no more.
-            (Kind::Counted { generation }, Ending::Success, None)
-                if self.window.is_full_of_successes(generation) && !observer::installed() =>
-            {
+        }
+        // The same success on a counted breaker adds one to its thread's count and no more.
+        if let (Kind::Counted { generation }, Ending::Success, None) = (kind, ending, started) {
+            if self.window.is_full_of_successes(generation) && !observer::installed() {
                 self.count(Outcome::Success);
                 return;
             }
-            _ => {}
         }
         self.finish_and_record(kind, started, ending);
     }
