@@ -165,8 +165,8 @@ async fn the_deadline_cuts_all_attempts_where_it_says() {
         error.to_string(),
         "call through circuit breaker `retries::slow_and_failing` ran out of its 1 s deadline"
     );
-    // Attempts at 0 and after 400 ms plus a wait of at most 300 ms were recorded; the one the
-    // deadline cut was cancelled and records nothing.
+    // Two attempts of 400 ms, each followed by a wait of at most 1 ms, ended and were
+    // recorded; the third, which the deadline cut, was cancelled and records nothing.
     let breaker = registry().get("retries::slow_and_failing").unwrap();
     assert_eq!(breaker.snapshot().calls, 2);
 }
