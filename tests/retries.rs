@@ -137,12 +137,7 @@ async fn a_rejection_mid_retry_ends_the_retries_and_is_the_answer() {
     assert_eq!(BEHIND_OPEN.attempts(), 2);
 }
 
-#[circuit_breaker(
-    retries = 5,
-    backoff = "1ms..1ms",
-    deadline = "1s",
-    timeout = "off"
-)]
+#[circuit_breaker(retries = 5, backoff = "1ms..1ms", deadline = "1s", timeout = "off")]
 async fn slow_and_failing() -> Result<u32, StockError> {
     tokio::time::sleep(Duration::from_millis(400)).await;
     Err(StockError::Unavailable)
