@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use crate::error::ConfigError;
-use crate::limits::{MAX_CONCURRENT, MAX_DURATION, MAX_RETRIES};
+use crate::limits::{MAX_CONCURRENT, MAX_RETRIES};
 use crate::rate::Rate;
+use crate::settings::{duration, first};
 
 /// The bounds of the full-jitter exponential backoff between attempts: attempt `n` (from 0)
 /// waits a random time in `[0, min(initial × 2ⁿ, max)]`, as gRPC's retry design (A6) does.
@@ -140,10 +141,7 @@ impl PolicySettings {
 
     /// The first rule these settings break, if any.
     pub fn check(&self) -> Result<(), ConfigError> {
-        match self.violations().into_iter().next() {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        first(self.violations())
     }
 
     /// Every rule these settings break, in the order of the options.
@@ -159,8 +157,8 @@ impl PolicySettings {
             if self.retries == 0 {
                 found.push(ConfigError::WithoutRetries { field: "backoff" });
             }
-            for (field, value) in [("backoff", backoff.initial), ("backoff", backoff.max)] {
-                bounded(&mut found, field, value);
+            for value in [backoff.initial, backoff.max] {
+                duration(&mut found, "backoff", Some(value));
             }
             if backoff.initial > backoff.max {
                 found.push(ConfigError::BackoffReversed {
@@ -174,9 +172,7 @@ impl PolicySettings {
                 field: "retry_budget",
             });
         }
-        if let Some(deadline) = self.deadline {
-            bounded(&mut found, "deadline", deadline);
-        }
+        duration(&mut found, "deadline", self.deadline);
         if let Some(value) = self.max_concurrent {
             if !(1..=MAX_CONCURRENT).contains(&value) {
                 found.push(ConfigError::MaxConcurrent {
@@ -189,21 +185,9 @@ impl PolicySettings {
             if self.max_concurrent.is_none() {
                 found.push(ConfigError::MaxWaitWithoutMaxConcurrent);
             }
-            bounded(&mut found, "max_wait", wait);
+            duration(&mut found, "max_wait", Some(wait));
         }
         found
-    }
-}
-
-fn bounded(found: &mut Vec<ConfigError>, field: &'static str, value: Duration) {
-    if value.is_zero() {
-        found.push(ConfigError::ZeroDuration { field });
-    } else if value > MAX_DURATION {
-        found.push(ConfigError::DurationTooLong {
-            field,
-            value,
-            max: MAX_DURATION,
-        });
     }
 }
 

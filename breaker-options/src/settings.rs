@@ -85,10 +85,7 @@ impl Settings {
 
     /// The first rule these settings break, if any.
     pub fn check(&self) -> Result<(), ConfigError> {
-        match self.violations().into_iter().next() {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        first(self.violations())
     }
 
     /// Every rule these settings break, in the order of the options: the attribute reports
@@ -155,8 +152,16 @@ impl Settings {
     }
 }
 
+/// The first of `violations`, as a check's answer.
+pub(crate) fn first(violations: Vec<ConfigError>) -> Result<(), ConfigError> {
+    match violations.into_iter().next() {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
 /// A duration that must be longer than zero and at most [`MAX_DURATION`], if set.
-fn duration(found: &mut Vec<ConfigError>, field: &'static str, value: Option<Duration>) {
+pub(crate) fn duration(found: &mut Vec<ConfigError>, field: &'static str, value: Option<Duration>) {
     match value {
         Some(d) if d.is_zero() => found.push(ConfigError::ZeroDuration { field }),
         Some(d) if d > MAX_DURATION => found.push(ConfigError::DurationTooLong {

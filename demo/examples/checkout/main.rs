@@ -258,6 +258,23 @@ mod tests {
     }
 }
 
+/// A short scenario for the tests: the API is slow from 0:20 to 1:20.
+#[cfg(test)]
+fn sick_from_20_to_80_s(rate: f64, seconds: u64) -> Scenario {
+    Scenario {
+        rate,
+        duration: Duration::from_secs(seconds),
+        weather: Weather {
+            slow_from: Duration::from_secs(20),
+            slow_until: Duration::from_secs(80),
+            healthy_latency: Duration::from_millis(80),
+            slow_latency: Duration::from_secs(8),
+        },
+        patience: Duration::from_secs(5),
+        seed: 7,
+    }
+}
+
 #[cfg(test)]
 mod pods_as_a_fleet {
     use super::*;
@@ -266,18 +283,7 @@ mod pods_as_a_fleet {
     /// send one each, and its window opens them sooner.
     #[test]
     fn a_fleet_of_pods_probes_once_per_break_and_spares_the_sick_api() {
-        let scenario = Scenario {
-            rate: 20.0,
-            duration: Duration::from_secs(150),
-            weather: Weather {
-                slow_from: Duration::from_secs(20),
-                slow_until: Duration::from_secs(80),
-                healthy_latency: Duration::from_millis(80),
-                slow_latency: Duration::from_secs(8),
-            },
-            patience: Duration::from_secs(5),
-            seed: 7,
-        };
+        let scenario = sick_from_20_to_80_s(20.0, 150);
         let alone = pods::run(&scenario, 4, false);
         let fleet = pods::run(&scenario, 4, true);
         assert_eq!(
@@ -303,18 +309,7 @@ mod retries_with_a_budget {
     /// holds them to about one and a fifth (above its floor). Behind the breaker, retries barely matter.
     #[test]
     fn the_budget_spares_the_sick_api_the_retry_storm() {
-        let scenario = Scenario {
-            rate: 100.0,
-            duration: Duration::from_secs(100),
-            weather: Weather {
-                slow_from: Duration::from_secs(20),
-                slow_until: Duration::from_secs(80),
-                healthy_latency: Duration::from_millis(80),
-                slow_latency: Duration::from_secs(8),
-            },
-            patience: Duration::from_secs(5),
-            seed: 7,
-        };
+        let scenario = sick_from_20_to_80_s(100.0, 100);
         let naive = retries::run(&scenario, false, false);
         let budgeted = retries::run(&scenario, true, false);
         // About 6 000 orders arrive while the API is sick; 20% of 100 calls a second is above
