@@ -27,23 +27,10 @@ impl Attempted {
     /// or the breaker's answer.
     pub fn of<T>(outcome: &Result<(T, Verdict), BreakerError>) -> Attempted {
         match outcome {
-            Ok((_, verdict)) => Attempted::of_verdict(*verdict),
-            Err(error) => Attempted::of_error(error),
-        }
-    }
-
-    pub(crate) fn of_verdict(verdict: Verdict) -> Attempted {
-        match verdict {
-            Verdict::Failure => Attempted::Failed,
-            Verdict::Success | Verdict::Ignore => Attempted::Final,
-        }
-    }
-
-    pub(crate) fn of_error(error: &BreakerError) -> Attempted {
-        if error.is_timeout() {
-            Attempted::Failed
-        } else {
-            Attempted::Final
+            Ok((_, Verdict::Failure)) => Attempted::Failed,
+            Ok((_, Verdict::Success | Verdict::Ignore)) => Attempted::Final,
+            Err(error) if error.is_timeout() => Attempted::Failed,
+            Err(_) => Attempted::Final,
         }
     }
 }

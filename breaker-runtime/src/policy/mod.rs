@@ -158,14 +158,22 @@ impl Policy {
         let run = async {
             loop {
                 let slot = attempts.slot().await?;
-                let outcome = breaker.call_with(make(), &classify).await;
+                // Classified once, inside the breaker's call (where a panicking classifier
+                // counts as a failure), and the verdict kept beside the value for the retry.
+                let body = make();
+                let outcome = breaker
+                    .call_with(
+                        async {
+                            let value = body.await;
+                            let verdict = classify(&value);
+                            (value, verdict)
+                        },
+                        |(_, verdict)| *verdict,
+                    )
+                    .await;
                 drop(slot);
-                let attempted = match &outcome {
-                    Ok(value) => Attempted::of_verdict(classify(value)),
-                    Err(error) => Attempted::of_error(error),
-                };
-                if !attempts.again(attempted).await {
-                    return outcome;
+                if !attempts.again(Attempted::of(&outcome)).await {
+                    return outcome.map(|(value, _)| value);
                 }
             }
         };
