@@ -131,6 +131,13 @@ pub(crate) fn estimate() -> Nanos {
     now()
 }
 
+/// A reading of the coarse clock ([`estimate`]) or of tokio's ([`now`]), as a caller that
+/// chose its clock once dates everything by it.
+#[inline]
+pub(crate) fn reading(coarse: bool) -> Nanos {
+    if coarse { estimate() } else { now() }
+}
+
 pub(crate) fn to_nanos(instant: Instant) -> Nanos {
     duration_nanos(instant.saturating_duration_since(origin()))
 }

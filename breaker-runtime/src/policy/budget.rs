@@ -55,12 +55,7 @@ impl Budget {
             }
             chosen => chosen,
         };
-        let now = if dating == COARSE {
-            clock::estimate()
-        } else {
-            clock::now()
-        };
-        second(now)
+        second(clock::reading(dating == COARSE))
     }
 
     /// One call made: it adds to what may be retried.

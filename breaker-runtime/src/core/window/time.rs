@@ -189,7 +189,7 @@ impl TimeWindow {
     fn dated(&self, generation: u32, current_generation: impl Fn() -> u32) -> Nanos {
         let dating = self.ring.dating.load(Ordering::Relaxed);
         if dating | 1 == dating_tag(generation, true) {
-            reading(dating & 1 == 1)
+            clock::reading(dating & 1 == 1)
         } else {
             self.choose_clock(generation, dating, current_generation)
         }
@@ -218,13 +218,13 @@ impl TimeWindow {
                 }
             }
         }
-        reading(tag & 1 == 1)
+        clock::reading(tag & 1 == 1)
     }
 
     /// What the window holds for `generation`, now, by the clock its period dates by.
     pub(crate) fn tally(&self, generation: u32) -> Tally {
         let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
-        self.tally_at(generation, reading(coarse))
+        self.tally_at(generation, clock::reading(coarse))
     }
 
     #[inline(never)]
@@ -245,16 +245,6 @@ impl TimeWindow {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Ring>()
-    }
-}
-
-/// A reading of the coarse clock or of tokio's.
-#[inline]
-fn reading(coarse: bool) -> Nanos {
-    if coarse {
-        clock::estimate()
-    } else {
-        clock::now()
     }
 }
 
