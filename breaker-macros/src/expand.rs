@@ -378,21 +378,17 @@ fn wrap(
             .await
     };
     let policy = crate::valid::policy(options);
-    let guarded = if policy.is_inert() {
-        quote! {
-            #statics
-            let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
-            #(#prelude)*
-            let #outcome = #attempt;
-        }
+    // Without retries, a deadline or a bulkhead, one attempt, exactly as before they existed.
+    let run = if policy.is_inert() {
+        attempt
     } else {
-        let attempts = attempts(&policy, &krate, &breaker, &attempt, copies);
-        quote! {
-            #statics
-            let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
-            #(#prelude)*
-            let #outcome = #attempts;
-        }
+        attempts(&policy, &krate, &breaker, &attempt, copies)
+    };
+    let guarded = quote! {
+        #statics
+        let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+        #(#prelude)*
+        let #outcome = #run;
     };
 
     let Some(fallback) = &options.fallback else {
