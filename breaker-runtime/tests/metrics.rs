@@ -7,7 +7,8 @@ use std::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use breaker_runtime::{
-    Breaker, CallEvent, CallObserver, Config, State, add_call_observer, registry,
+    Breaker, BreakerError, CallEvent, CallObserver, Config, Policy, State, add_call_observer,
+    registry,
 };
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -105,6 +106,8 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
         .unwrap();
     assert_eq!(breaker.state(), State::Closed);
 
+    drive_policies().await;
+
     // The exporter's listener starts in the background; give it a moment.
     let mut body = String::new();
     for _ in 0..50 {
@@ -157,4 +160,91 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
         "the service's own observer"
     );
     assert_eq!(OWN_FINISHED.load(Ordering::Relaxed), 5);
+
+    let g = r#"breaker="guarded""#;
+    let retries = |outcome: &str| {
+        value(
+            &body,
+            &format!(r#"circuit_breaker_retries_total{{{g},outcome="{outcome}"}}"#),
+        )
+        .unwrap_or(0.0)
+    };
+    let (retried, refused) = (retries("retried"), retries("budget_exhausted"));
+    assert_eq!(
+        retried + refused,
+        200.0,
+        "each failed call retried or was refused:\n{body}"
+    );
+    assert!(retried >= 100.0, "the budget's floor: {retried}");
+    assert!(refused >= 1.0, "the budget ran out: {refused}");
+    for series in [
+        "circuit_breaker_bulkhead_rejected_total",
+        "circuit_breaker_deadline_exceeded_total",
+    ] {
+        assert_eq!(
+            value(&body, &format!("{series}{{{g}}}")),
+            Some(1.0),
+            "{series}:\n{body}"
+        );
+    }
+}
+
+fn reset() -> Result<(), std::io::Error> {
+    Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+}
+
+/// Calls through a breaker named `guarded` under three policies: 200 failing calls with one
+/// retry each (the budget's floor, 10 a second over its 10 s, lets 100 and then some retry;
+/// it refuses the rest), one call
+/// over a full bulkhead, one call past its deadline.
+async fn drive_policies() {
+    let breaker = Arc::new(Breaker::new(
+        Config::builder().name("guarded").build().unwrap(),
+    ));
+    registry().register(Arc::clone(&breaker)).unwrap();
+    // Disabled, so that 200 failures in a row do not open it: the retries are what is counted.
+    breaker.disable();
+    let retrying = Policy::builder()
+        .retries(1)
+        .backoff(Duration::from_micros(1), Duration::from_micros(1))
+        .build()
+        .unwrap();
+    for _ in 0..200 {
+        let answer = retrying.call(&breaker, || async { reset() }).await;
+        assert!(answer.unwrap().is_err(), "the last attempt's failure");
+    }
+
+    let bulkhead = Policy::builder().max_concurrent(1).build().unwrap();
+    let release = tokio::sync::Notify::new();
+    let released = &release;
+    let holder = bulkhead.call(&breaker, move || async move {
+        released.notified().await;
+        Ok::<_, std::io::Error>(())
+    });
+    let over = async {
+        tokio::task::yield_now().await;
+        let answer = bulkhead
+            .call(&breaker, || async { Ok::<_, std::io::Error>(()) })
+            .await;
+        release.notify_one();
+        answer
+    };
+    let (first, second) = tokio::join!(holder, over);
+    assert!(first.is_ok());
+    assert!(
+        matches!(second, Err(BreakerError::BulkheadFull { .. })),
+        "{second:?}"
+    );
+
+    let deadline = Policy::builder()
+        .deadline(Duration::from_millis(10))
+        .build()
+        .unwrap();
+    let answer = deadline
+        .call(&breaker, || async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
+    assert!(answer.unwrap_err().is_deadline());
 }

@@ -8,6 +8,9 @@
 //! | `circuit_breaker_transitions_total` | counter | `breaker`, `from`, `to` |
 //! | `circuit_breaker_calls_total` | counter | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled |
 //! | `circuit_breaker_call_duration_seconds` | histogram | `breaker` |
+//! | `circuit_breaker_retries_total` | counter: a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
+//! | `circuit_breaker_bulkhead_rejected_total` | counter: calls a full bulkhead turned away | `breaker` |
+//! | `circuit_breaker_deadline_exceeded_total` | counter: calls cut by a policy's deadline | `breaker` |
 //!
 //! A panicking call counts as a `failure`. Transitions and states are those of the breakers in
 //! the [registry](crate::registry()): every declared breaker, and those registered by hand.
@@ -94,6 +97,20 @@ impl CallObserver for Recorder {
                         .record(elapsed.as_secs_f64());
                 }
                 metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => outcome(ending))
+                    .increment(1);
+            }
+            CallEvent::Retry { .. } => {
+                metrics::counter!("circuit_breaker_retries_total", "breaker" => name, "outcome" => "retried").increment(1);
+            }
+            CallEvent::RetryBudgetExhausted => {
+                metrics::counter!("circuit_breaker_retries_total", "breaker" => name, "outcome" => "budget_exhausted").increment(1);
+            }
+            CallEvent::BulkheadFull => {
+                metrics::counter!("circuit_breaker_bulkhead_rejected_total", "breaker" => name)
+                    .increment(1);
+            }
+            CallEvent::DeadlineExceeded => {
+                metrics::counter!("circuit_breaker_deadline_exceeded_total", "breaker" => name)
                     .increment(1);
             }
         }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::base::random;
 use crate::core::breaker::Breaker;
+use crate::core::breaker::observer::{self, CallEvent};
 use crate::core::state::State;
 use crate::outcome::classify::Verdict;
 use crate::outcome::error::BreakerError;
@@ -64,10 +65,13 @@ impl<'a> Attempts<'a> {
         };
         match bulkhead.enter(self.policy.settings.max_wait).await {
             Some(slot) => Ok(Some(slot)),
-            None => Err(BreakerError::BulkheadFull {
-                breaker: self.breaker.name().clone(),
-                max_concurrent: bulkhead.cap(),
-            }),
+            None => {
+                observer::notify(self.breaker, CallEvent::BulkheadFull);
+                Err(BreakerError::BulkheadFull {
+                    breaker: self.breaker.name().clone(),
+                    max_concurrent: bulkhead.cap(),
+                })
+            }
         }
     }
 
@@ -79,17 +83,23 @@ impl<'a> Attempts<'a> {
         if attempted == Attempted::Final || self.retried >= self.policy.settings.retries {
             return false;
         }
+        let failed = CallEvent::Retry {
+            attempt: self.retried + 1,
+        };
         if self.breaker.state() == State::Open {
             self.retried += 1;
+            observer::notify(self.breaker, failed);
             return true;
         }
         if let Some(budget) = &self.policy.budget {
             if !budget.withdraw() {
+                observer::notify(self.breaker, CallEvent::RetryBudgetExhausted);
                 return false;
             }
         }
         let wait = self.wait(self.retried);
         self.retried += 1;
+        observer::notify(self.breaker, failed);
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
@@ -118,6 +128,7 @@ pub async fn within_deadline<T>(
     tokio::time::timeout(limit, attempts)
         .await
         .unwrap_or_else(|_| {
+            observer::notify(breaker, CallEvent::DeadlineExceeded);
             Err(BreakerError::DeadlineExceeded {
                 breaker: breaker.name().clone(),
                 limit_ms: u64::try_from(limit.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX),

@@ -24,6 +24,22 @@ pub enum CallEvent {
         /// observer is installed).
         elapsed: Option<Duration>,
     },
+    /// A [`Policy`](crate::Policy) retries: an attempt ended as a counted failure or a timeout,
+    /// and attempt number `attempt + 1` follows (after the backoff's wait). `attempt` counts
+    /// from 1, the first try.
+    Retry {
+        /// The attempt that failed.
+        attempt: u32,
+    },
+    /// A [`Policy`](crate::Policy)'s retry budget was spent: an attempt failed and `retries`
+    /// allowed another, but none follows.
+    RetryBudgetExhausted,
+    /// A [`Policy`](crate::Policy)'s bulkhead was full: the call was turned away before the
+    /// breaker saw it (so no `Admitted` nor `Rejected` for it).
+    BulkheadFull,
+    /// A [`Policy`](crate::Policy)'s deadline passed before the call's attempts ended: the
+    /// attempt in flight was cancelled (and ends as `Cancelled`).
+    DeadlineExceeded,
 }
 
 /// How an admitted call ended.
@@ -70,7 +86,9 @@ impl fmt::Display for Ending {
 /// Sees every call through every breaker of the process. It runs on the caller's task, so it
 /// must be quick and must not block: count, don't log.
 pub trait CallObserver: Send + Sync + 'static {
-    /// Called once when a call is admitted or rejected, and once when an admitted call ends.
+    /// Called once when a call is admitted or rejected, and once when an admitted call ends;
+    /// and, for a call under a [`Policy`](crate::Policy), when it retries, runs out of budget,
+    /// meets a full bulkhead or its deadline.
     fn on_call(&self, breaker: &Breaker, event: CallEvent);
 }
 
