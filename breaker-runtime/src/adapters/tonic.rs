@@ -108,7 +108,9 @@ where
     fn from(error: crate::adapters::tower::CircuitBreakerError<E>) -> Self {
         use crate::adapters::tower::CircuitBreakerError;
         match error {
-            CircuitBreakerError::Rejected(e) | CircuitBreakerError::Timeout(e) => Status::from(e),
+            CircuitBreakerError::Rejected(e)
+            | CircuitBreakerError::Timeout(e)
+            | CircuitBreakerError::DeadlineExceeded(e) => Status::from(e),
             CircuitBreakerError::Inner(e) => Status::from_error(e.into()),
         }
     }

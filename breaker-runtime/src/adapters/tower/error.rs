@@ -13,6 +13,9 @@ pub enum CircuitBreakerError<E> {
     Rejected(BreakerError),
     /// The call ran past the timeout and was cancelled.
     Timeout(BreakerError),
+    /// The request's attempts ran past the deadline of the layer's
+    /// [`policy`](super::CircuitBreakerLayer::policy) and were cancelled.
+    DeadlineExceeded(BreakerError),
     /// The inner service's own error, returned as it is (and recorded as its classifier said).
     Inner(E),
 }
@@ -20,9 +23,9 @@ pub enum CircuitBreakerError<E> {
 impl<E: fmt::Display> fmt::Display for CircuitBreakerError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CircuitBreakerError::Rejected(e) | CircuitBreakerError::Timeout(e) => {
-                fmt::Display::fmt(e, f)
-            }
+            CircuitBreakerError::Rejected(e)
+            | CircuitBreakerError::Timeout(e)
+            | CircuitBreakerError::DeadlineExceeded(e) => fmt::Display::fmt(e, f),
             CircuitBreakerError::Inner(e) => fmt::Display::fmt(e, f),
         }
     }
@@ -31,14 +34,28 @@ impl<E: fmt::Display> fmt::Display for CircuitBreakerError<E> {
 impl<E: std::error::Error + 'static> std::error::Error for CircuitBreakerError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            CircuitBreakerError::Rejected(e) | CircuitBreakerError::Timeout(e) => Some(e),
+            CircuitBreakerError::Rejected(e)
+            | CircuitBreakerError::Timeout(e)
+            | CircuitBreakerError::DeadlineExceeded(e) => Some(e),
             CircuitBreakerError::Inner(e) => Some(e),
         }
     }
 }
 
 impl<E> CircuitBreakerError<E> {
-    /// Whether the breaker turned the request away without calling the inner service.
+    /// The breaker's (or the policy's) own answer, sorted into its variant.
+    pub(super) fn of(error: BreakerError) -> Self {
+        if error.is_timeout() {
+            CircuitBreakerError::Timeout(error)
+        } else if error.is_deadline() {
+            CircuitBreakerError::DeadlineExceeded(error)
+        } else {
+            CircuitBreakerError::Rejected(error)
+        }
+    }
+
+    /// Whether the breaker (or the policy's bulkhead) turned the request away without calling
+    /// the inner service.
     pub fn is_rejection(&self) -> bool {
         matches!(self, CircuitBreakerError::Rejected(_))
     }

@@ -65,10 +65,15 @@
 //!   is how a server refuses a call) counts as [`GrpcClassifier`] says; the messages and the
 //!   trailers of an established stream are not counted. The timeout bounds the wait for the
 //!   headers, not the stream.
+//! * **Retries, a deadline, a bulkhead**: [`CircuitBreakerLayer::policy`] puts a
+//!   [`Policy`](crate::Policy) around each key's breaker ([`PolicyLayer`]), in the attribute's
+//!   order: the retries outside, the breaker inside, the timeout innermost. Its response future
+//!   is boxed; the layer without a policy keeps its named one.
 
 mod classify;
 mod error;
 mod keys;
+mod policy;
 mod service;
 
 pub use classify::ErrorsAreFailures;
@@ -76,6 +81,7 @@ pub use classify::ResponseClassifier;
 #[cfg(feature = "http")]
 pub use classify::{GrpcClassifier, grpc_service};
 pub use error::CircuitBreakerError;
+pub use policy::{PolicyLayer, PolicyResponseFuture, PolicyService};
 pub use service::{CircuitBreakerService, ResponseFuture};
 
 use keys::{Settings, Shared};
@@ -83,6 +89,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+use breaker_options::PolicySettings;
 use tower_layer::Layer;
 
 use crate::core::breaker::Breaker;
@@ -132,6 +139,7 @@ impl<Req> CircuitBreakerLayer<Req> {
         CircuitBreakerLayer {
             shared: Arc::new(Shared::new(Settings {
                 config,
+                policy: PolicySettings::DEFAULT,
                 prefix: String::new(),
                 max_keys: DEFAULT_MAX_KEYS,
                 key: None,
@@ -238,7 +246,7 @@ impl<Req, C> CircuitBreakerLayer<Req, C> {
     /// The breaker of `key`, once a request has used it (or, for a layer without a key
     /// function, once the layer has made a service).
     pub fn breaker(&self, key: &str) -> Option<Arc<Breaker>> {
-        self.shared.existing(key)
+        self.shared.breaker(key)
     }
 
     fn reshape(self, change: impl FnOnce(&mut Settings<Req>)) -> Self {

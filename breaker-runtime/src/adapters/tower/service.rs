@@ -46,7 +46,7 @@ impl<S, Req, C> CircuitBreakerService<S, Req, C> {
     /// The breaker of `key`, once a request has used it (or, for a layer without a key
     /// function, once the service exists).
     pub fn breaker(&self, key: &str) -> Option<Arc<Breaker>> {
-        self.shared.existing(key)
+        self.shared.breaker(key)
     }
 }
 
