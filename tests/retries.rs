@@ -579,3 +579,45 @@ mod model {
         }
     }
 }
+
+#[async_trait::async_trait]
+trait Warehouse {
+    async fn reserve(&self, sku: String, failures: u32) -> Result<u32, StockError>;
+}
+
+struct Depot {
+    script: Script,
+}
+
+#[async_trait::async_trait]
+impl Warehouse for Depot {
+    /// Under `#[async_trait]`, the method's body is boxed after this attribute expands: each
+    /// attempt still gets its own copy of `sku`, and `&self` is borrowed by every attempt.
+    #[circuit_breaker(retries = 2, backoff = "1ms..1ms", window = "100", max_concurrent = 4)]
+    async fn reserve(&self, sku: String, failures: u32) -> Result<u32, StockError> {
+        assert_eq!(sku, "sku-9");
+        self.script.answer(failures)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_async_trait_method_retries_like_a_fn() {
+    let depot = Depot {
+        script: Script::default(),
+    };
+    let warehouse: &dyn Warehouse = &depot;
+    assert_eq!(warehouse.reserve("sku-9".into(), 1).await, Ok(1));
+    assert_eq!(depot.script.attempts(), 2, "one failure, one retry");
+    assert_eq!(
+        warehouse.reserve("sku-9".into(), u32::MAX).await,
+        Err(StockError::Unavailable),
+        "the last attempt's failure"
+    );
+    assert_eq!(depot.script.attempts(), 5, "retries + 1 more");
+    let breaker = registry()
+        .breakers()
+        .into_iter()
+        .find(|b| b.name().ends_with("::reserve"))
+        .expect("the method's breaker is listed");
+    assert_eq!((breaker.snapshot().calls, breaker.snapshot().failures), (5, 4));
+}
