@@ -619,5 +619,8 @@ async fn an_async_trait_method_retries_like_a_fn() {
         .into_iter()
         .find(|b| b.name().ends_with("::reserve"))
         .expect("the method's breaker is listed");
-    assert_eq!((breaker.snapshot().calls, breaker.snapshot().failures), (5, 4));
+    assert_eq!(
+        (breaker.snapshot().calls, breaker.snapshot().failures),
+        (5, 4)
+    );
 }

@@ -196,6 +196,7 @@ fn breaker_error_timeout_is_a_failure_and_a_nested_rejection_is_ignored() {
     let full = BreakerError::HalfOpenFull {
         breaker: name,
         probes: 1,
+        retry_after_ms: 0,
     };
     assert_eq!(Verdict::of(&timeout), Verdict::Failure);
     assert_eq!(Verdict::of(&open), Verdict::Ignore);

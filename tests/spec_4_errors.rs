@@ -67,11 +67,28 @@ async fn a_half_open_rejection_says_the_probe_slots_are_taken() {
     let _probes = (b.try_acquire().unwrap(), b.try_acquire().unwrap());
     let err = b.try_acquire().unwrap_err();
     assert!(err.is_rejection());
-    assert_eq!(err.retry_after(), None);
+    // A probe gives its slot up after the break (5 ms), sooner than its 10 s timeout.
+    assert_eq!(err.retry_after(), Some(ms(5)));
     assert_eq!(
         err.to_string(),
-        "circuit breaker `ledger` is half-open and its 2 probe slot(s) are taken"
+        "circuit breaker `ledger` is half-open and its 2 probe slot(s) are taken; a slot frees within 5 ms"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_half_open_rejection_waits_for_the_probes_timeout_when_it_is_shorter_than_the_break() {
+    let b = breaker(
+        count(1)
+            .name("ledger-slow")
+            .timeout(ms(300))
+            .break_duration(ms(2_000)),
+    );
+    call(&b, down()).await;
+    tokio::time::advance(ms(2_000)).await;
+    let _probe = b.try_acquire().unwrap();
+    tokio::time::advance(ms(100)).await;
+    let err = b.try_acquire().unwrap_err();
+    assert_eq!(err.retry_after(), Some(ms(300)), "{err}");
 }
 
 #[tokio::test(start_paused = true)]

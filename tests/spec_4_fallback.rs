@@ -314,6 +314,7 @@ async fn ignored_outcome(_fail: bool) -> Result<u32, BreakerError> {
     Err(BreakerError::HalfOpenFull {
         breaker: "inner".into(),
         probes: 1,
+        retry_after_ms: 0,
     })
 }
 

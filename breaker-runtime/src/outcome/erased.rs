@@ -170,6 +170,7 @@ mod tests {
             std::sync::Arc::new(BreakerError::HalfOpenFull {
                 breaker: "inner".into(),
                 probes: 1,
+                retry_after_ms: 0,
             });
         assert_eq!(Verdict::of(&rejected), Verdict::Ignore);
     }

@@ -43,12 +43,17 @@ pub enum BreakerError {
         next_probe_at: Option<ProbeTime>,
     },
     /// The circuit is half-open and every probe slot is taken; nothing was called.
-    #[error("circuit breaker `{breaker}` is half-open and its {probes} probe slot(s) are taken")]
+    #[error("circuit breaker `{breaker}` is half-open and its {probes} probe slot(s) are taken{}", full_detail(*.retry_after_ms))]
     HalfOpenFull {
         /// The breaker that rejected the call.
         breaker: Name,
         /// How many probes it runs at once.
         probes: u32,
+        /// The latest a slot can take to free up, in milliseconds from the rejection (rounded
+        /// up; 0 when not known): a probe in flight ends by its timeout, or gives its slot up
+        /// after the break, whichever is shorter. Not an instant: with one, every `Result`
+        /// carrying this error would grow by a word (see `DeadlineExceeded`).
+        retry_after_ms: u32,
     },
     /// The call was still running at the deadline; it was cancelled and counted as a failure.
     #[error("call through circuit breaker `{breaker}` timed out after {}", Humane(*.limit))]
@@ -80,6 +85,16 @@ pub enum BreakerError {
         /// the closed path's included.
         limit_ms: u64,
     },
+}
+
+fn full_detail(retry_after_ms: u32) -> String {
+    match retry_after_ms {
+        0 => String::new(),
+        ms => format!(
+            "; a slot frees within {}",
+            Humane(Duration::from_millis(ms.into()))
+        ),
+    }
 }
 
 fn open_detail(next_probe_at: Option<ProbeTime>) -> String {
@@ -156,14 +171,19 @@ impl BreakerError {
         }
     }
 
-    /// How long until the open circuit lets the next probe through: `None` when that is not
-    /// known (held open by an operator, half-open, or a timeout).
+    /// How long to wait before calling again: until the open circuit lets its next probe
+    /// through, or until a half-open circuit's probe slot frees up at the latest. `None` when
+    /// that is not known (held open by an operator, a full bulkhead) or the answer is not a
+    /// rejection (a timeout, a deadline).
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             BreakerError::Open {
                 next_probe_at: Some(at),
                 ..
             } => Some(at.remaining()),
+            BreakerError::HalfOpenFull { retry_after_ms, .. } if *retry_after_ms > 0 => {
+                Some(Duration::from_millis((*retry_after_ms).into()))
+            }
             _ => None,
         }
     }

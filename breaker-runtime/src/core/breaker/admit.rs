@@ -238,11 +238,18 @@ impl Breaker {
         }
     }
 
+    /// The rejection of a call beyond the probes, with the latest a slot can take to free up.
     #[cold]
     fn half_open_full(&self) -> BreakerError {
+        let held = match self.config.timeout() {
+            Some(timeout) => timeout.min(self.config.break_duration()),
+            None => self.config.break_duration(),
+        };
+        let ms = held.as_nanos().div_ceil(1_000_000);
         BreakerError::HalfOpenFull {
             breaker: self.name().clone(),
             probes: self.config.probes(),
+            retry_after_ms: u32::try_from(ms).unwrap_or(u32::MAX),
         }
     }
 

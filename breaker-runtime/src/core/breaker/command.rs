@@ -38,6 +38,41 @@ impl Breaker {
         self.command(State::Closed);
     }
 
+    /// Moves an open circuit, open by its own judgement or held open by an operator, to
+    /// half-open now, without waiting out the break: the next calls are its probes, and they
+    /// decide as after any break (a failed probe opens it again, for a longer break if it
+    /// grows). Returns whether it moved; a circuit in any other state is left as it is.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, State};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(1).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// assert_eq!(breaker.state(), State::Open);
+    /// assert!(breaker.half_open(), "the operator saw the dependency recover");
+    /// assert_eq!(breaker.state(), State::HalfOpen);
+    /// breaker.try_acquire().expect("the next call is a probe").success();
+    /// assert_eq!(breaker.state(), State::Closed);
+    /// assert!(!breaker.half_open(), "a closed circuit stays closed");
+    /// ```
+    pub fn half_open(&self) -> bool {
+        let event = {
+            let mut cold = self.cold();
+            loop {
+                let seen = self.word();
+                if !seen.state().rejects() {
+                    return false;
+                }
+                let change = Change::local(Tally::EMPTY, clock::now());
+                if let Some(event) = self.transition(&mut cold, seen, State::HalfOpen, change) {
+                    break event;
+                }
+            }
+        };
+        self.emit(event);
+        true
+    }
+
     fn command(&self, to: State) {
         let event = {
             let mut cold = self.cold();
