@@ -10,8 +10,8 @@ use syn::{Expr, ExprLit, Lit, LitStr, Token};
 use std::time::Duration;
 
 use breaker_options::{
-    Backoff, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, Rate, RetryBudget, Window,
-    grammar, option_list,
+    Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, Rate, RetryBudget,
+    Window, grammar, option_list,
 };
 
 use crate::errors::Errors;
@@ -33,6 +33,8 @@ pub(crate) struct Options {
     pub(crate) timeout: Option<At<Option<Duration>>>,
     pub(crate) break_duration: Option<At<Duration>>,
     pub(crate) max_break_duration: Option<At<Duration>>,
+    pub(crate) break_growth: Option<At<BreakGrowth>>,
+    pub(crate) break_jitter: Option<At<Rate>>,
     pub(crate) probes: Option<At<u32>>,
     pub(crate) slow_call: Option<At<Duration>>,
     pub(crate) slow_threshold: Option<At<Rate>>,
@@ -144,6 +146,8 @@ impl Options {
             "max_break_duration" => {
                 self.max_break_duration = keep(errors, nonzero_duration(value, key))
             }
+            "break_growth" => self.break_growth = keep(errors, growth(value, key)),
+            "break_jitter" => self.break_jitter = keep(errors, percentage(value, key)),
             "slow_call" => self.slow_call = keep(errors, nonzero_duration(value, key)),
             "retries" => {
                 self.retries = keep(
@@ -273,6 +277,30 @@ fn from_text<T>(
         }),
         Err(message) => refuse(&text, format!("invalid `{key}`: {message}")),
     }
+}
+
+/// A growth factor as text (`"1.5x"`) or as a number (`1.5`, `2`), read by one grammar.
+fn growth(value: &Expr, key: &str) -> Result<At<BreakGrowth>, syn::Error> {
+    let number = match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => Some((f.base10_digits().to_string(), f.span())),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Some((i.base10_digits().to_string(), i.span())),
+        _ => None,
+    };
+    let Some((text, span)) = number else {
+        return from_text(
+            value,
+            key,
+            "how much longer each break gets, such as \"1.5x\" or 1.5",
+            grammar::break_growth,
+        );
+    };
+    grammar::break_growth(&text)
+        .map(|value| At { value, span })
+        .map_err(|message| syn::Error::new(span, format!("invalid `{key}`: {message}")))
 }
 
 fn percentage(value: &Expr, key: &str) -> Result<At<Rate>, syn::Error> {

@@ -659,7 +659,7 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
 }
 
 /// The fields of `breaker_options::Settings`, one per option the configuration holds.
-const SETTINGS_FIELDS: usize = 9;
+const SETTINGS_FIELDS: usize = 11;
 
 /// The configuration as a `Settings` literal that names only the options written, so every
 /// default comes from its one definition in `breaker-options`.
@@ -710,6 +710,16 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
     if let Some(m) = options.max_break_duration {
         let v = optional(Some(m.value));
         fields.push(quote!(max_break_duration: #v));
+    }
+    if let Some(g) = options.break_growth {
+        let hundredths = g.value.hundredths();
+        fields.push(quote!(break_growth: ::core::option::Option::Some(
+            #p::BreakGrowth::from_hundredths(#hundredths)
+        )));
+    }
+    if let Some(j) = options.break_jitter {
+        let v = rate(j.value);
+        fields.push(quote!(break_jitter: ::core::option::Option::Some(#v)));
     }
     if let Some(n) = options.probes {
         let n = n.value;

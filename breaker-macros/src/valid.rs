@@ -21,6 +21,8 @@ pub(crate) fn settings(options: &Options) -> Settings {
         timeout: value(options.timeout).unwrap_or(d.timeout),
         break_duration: value(options.break_duration).unwrap_or(d.break_duration),
         max_break_duration: value(options.max_break_duration),
+        break_growth: value(options.break_growth),
+        break_jitter: value(options.break_jitter),
         probes: value(options.probes).unwrap_or(d.probes),
         slow_call: value(options.slow_call),
         slow_threshold: value(options.slow_threshold),
@@ -102,6 +104,10 @@ fn explain(options: &Options, violation: &ConfigError) -> (Span, String) {
                 ),
             )
         }
+        ConfigError::GrowthWithoutMaxBreak => (
+            at(options.break_growth.map(|g| g.span)),
+            "`break_growth` needs `max_break_duration`: add `max_break_duration = \"5m\"` (the cap the break grows up to), or remove `break_growth`".to_string(),
+        ),
         ConfigError::SlowThresholdWithoutSlowCall => (
             at(options.slow_threshold.map(|s| s.span)),
             "`slow_threshold` needs `slow_call`: add `slow_call = \"1s\"` (how long a call may take before it counts as slow)".to_string(),

@@ -70,6 +70,18 @@ pub enum ConfigError {
         /// The break it must not undercut.
         base: Duration,
     },
+    /// `break_growth` without `max_break_duration`: a break that grows without a cap could
+    /// keep a recovered dependency cut off for days.
+    #[error("`break_growth` needs `max_break_duration`, the cap the break grows up to")]
+    GrowthWithoutMaxBreak,
+    /// A growth factor below 1 or above [`MAX_BREAK_GROWTH`](crate::MAX_BREAK_GROWTH).
+    #[error("`break_growth` must be between 1 and {max}, got {value}")]
+    BreakGrowth {
+        /// The refused factor.
+        value: f64,
+        /// The largest factor.
+        max: f64,
+    },
     /// `probes` of zero, or above [`MAX_PROBES`](crate::MAX_PROBES).
     #[error("`probes` must be between 1 and {max}, got {value}")]
     Probes {
@@ -191,6 +203,7 @@ impl ConfigError {
             | ConfigError::MinCallsTooLarge { .. } => "min_calls",
             ConfigError::SlowCallNotBelowTimeout { .. } => "slow_call",
             ConfigError::MaxBreakBelowBreak { .. } => "max_break_duration",
+            ConfigError::GrowthWithoutMaxBreak | ConfigError::BreakGrowth { .. } => "break_growth",
             ConfigError::Probes { .. } => "probes",
             ConfigError::SlowThresholdWithoutSlowCall => "slow_threshold",
             ConfigError::EmptyName => "name",

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use crate::growth::{BreakGrowth, MAX_BREAK_GROWTH};
 use crate::limits::{MAX_COUNT_WINDOW, MAX_DURATION};
 use crate::policy::{Backoff, RetryBudget};
 use crate::rate::Rate;
@@ -279,6 +280,38 @@ pub fn retry_budget(text: &str) -> Result<RetryBudget, String> {
     percentage(text)
         .map(RetryBudget::Share)
         .map_err(|message| format!("{message} (or \"off\" for no budget)"))
+}
+
+/// A break's growth factor: `"1.5"` or `"1.5x"`, from 1 to 10, to the hundredth.
+///
+/// ```
+/// use breaker_options::{grammar, BreakGrowth};
+///
+/// assert_eq!(grammar::break_growth("1.5x"), Ok(BreakGrowth::from_factor(1.5).unwrap()));
+/// assert_eq!(grammar::break_growth("3"), Ok(BreakGrowth::from_factor(3.0).unwrap()));
+/// assert!(grammar::break_growth("0.5").unwrap_err().contains("at least 1"));
+/// ```
+pub fn break_growth(text: &str) -> Result<BreakGrowth, String> {
+    let trimmed = text.trim();
+    let number = trimmed.strip_suffix('x').unwrap_or(trimmed).trim();
+    let digits_ok = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.split('.').count() <= 2
+        && number
+            .split('.')
+            .nth(1)
+            .is_none_or(|d| !d.is_empty() && d.len() <= 2);
+    let factor: Option<f64> = if digits_ok { number.parse().ok() } else { None };
+    let Some(factor) = factor else {
+        return Err(format!(
+            "`{text}` is not a growth factor: write how much longer each break gets, such as \"1.5x\" or \"2\" (at most two decimals)"
+        ));
+    };
+    BreakGrowth::from_factor(factor).ok_or_else(|| {
+        format!(
+            "a growth factor must be at least 1 (no growth) and at most {MAX_BREAK_GROWTH}, got {factor}"
+        )
+    })
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@
 
 mod error;
 pub mod grammar;
+mod growth;
 mod limits;
 mod policy;
 mod rate;
@@ -40,6 +41,7 @@ mod table;
 mod window;
 
 pub use error::ConfigError;
+pub use growth::{BreakGrowth, MAX_BREAK_GROWTH};
 pub use limits::{
     MAX_CONCURRENT, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MAX_RETRIES,
     MIN_TIME_WINDOW, TIME_WINDOW_MIN_CALLS,

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::error::ConfigError;
+use crate::growth::BreakGrowth;
 use crate::limits::{
     MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW,
     TIME_WINDOW_MIN_CALLS,
@@ -35,8 +36,14 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     /// How long the circuit stays open before a probe (default 30 s).
     pub break_duration: Duration,
-    /// The cap on the break as it doubles after failed probes; `None` for no growth (default).
+    /// The cap on the break as it grows after failed probes; `None` for no growth (default).
     pub max_break_duration: Option<Duration>,
+    /// How much longer each break gets after a failed probe in a row, up to
+    /// `max_break_duration`; `None` for the default, doubling. Needs `max_break_duration`.
+    pub break_growth: Option<BreakGrowth>,
+    /// A random share of each break added to it, up to this (e.g. 10%), so breakers that
+    /// opened together do not probe together; `None` for none (default).
+    pub break_jitter: Option<Rate>,
     /// Probes at once in half-open, and successes in a row that close it (default 1).
     pub probes: u32,
     /// How long a success may take before it counts as slow; `None` for off (default).
@@ -61,6 +68,8 @@ impl Settings {
         timeout: Some(Duration::from_secs(10)),
         break_duration: Duration::from_secs(30),
         max_break_duration: None,
+        break_growth: None,
+        break_jitter: None,
         probes: 1,
         slow_call: None,
         slow_threshold: None,
@@ -72,6 +81,14 @@ impl Settings {
             (Some(calls), _) => calls,
             (None, Window::Count(calls)) => calls,
             (None, Window::Time(_)) => TIME_WINDOW_MIN_CALLS,
+        }
+    }
+
+    /// `break_growth`, its default filled in.
+    pub const fn break_growth(&self) -> BreakGrowth {
+        match self.break_growth {
+            Some(growth) => growth,
+            None => BreakGrowth::DEFAULT,
         }
     }
 
@@ -138,6 +155,9 @@ impl Settings {
                     base: self.break_duration,
                 });
             }
+        }
+        if self.break_growth.is_some() && self.max_break_duration.is_none() {
+            found.push(ConfigError::GrowthWithoutMaxBreak);
         }
         if !(1..=MAX_PROBES).contains(&self.probes) {
             found.push(ConfigError::Probes {

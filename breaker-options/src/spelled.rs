@@ -62,6 +62,10 @@ impl<'de> Deserialize<'de> for Value {
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<Value, E> {
                 Ok(Value::Number(n))
             }
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<Value, E> {
+                // Read by the option's grammar, as its text: `break_growth = 1.5` is "1.5".
+                Ok(Value::Text(n.to_string()))
+            }
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<Value, E> {
                 u64::try_from(n)
                     .map(Value::Number)
@@ -165,6 +169,8 @@ impl<'de> Visitor<'de> for SpelledVisitor {
                 "max_break_duration" => {
                     s.max_break_duration = Some(value.read(&key, grammar::nonzero_duration)?);
                 }
+                "break_growth" => s.break_growth = Some(value.read(&key, grammar::break_growth)?),
+                "break_jitter" => s.break_jitter = Some(value.read(&key, grammar::percentage)?),
                 "slow_call" => s.slow_call = Some(value.read(&key, grammar::nonzero_duration)?),
                 "retries" => p.retries = bounded(&key, value.number(&key)?)?,
                 "backoff" => p.backoff = Some(value.read(&key, grammar::backoff)?),

@@ -13,6 +13,8 @@ pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["timeout_ms", "timeout"], "10 000 ms"),
     (&["break_duration"], "`\"30s\"`"),
     (&["max_break_duration"], "none (no growth)"),
+    (&["break_growth"], "`\"2x\"` (with `max_break_duration`)"),
+    (&["break_jitter"], "none"),
     (&["probes"], "1"),
     (&["slow_call"], "off"),
     (&["slow_threshold"], "`\"100%\"`"),

@@ -56,11 +56,7 @@ impl<T: Transport> Agent<T> {
                         let half_open = member.generations.extend();
                         // A failed probe opens the breaker for at most its longest break; held
                         // that long and a lease more, until this member says what comes next.
-                        let config = member.breaker.config();
-                        let longest = config
-                            .max_break_duration()
-                            .unwrap_or_default()
-                            .max(config.break_duration());
+                        let longest = member.breaker.config().longest_break();
                         let hold = u64::try_from((longest + lease).as_nanos()).unwrap_or(u64::MAX);
                         member.failed_probe.hold.store(hold, Ordering::Relaxed);
                         member

@@ -8,11 +8,12 @@ use std::fmt;
 use std::time::Duration;
 
 pub use breaker_options::{
-    ConfigError, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Rate,
-    Settings, Window,
+    BreakGrowth, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS,
+    MAX_PROBES, MIN_TIME_WINDOW, Rate, Settings, Window,
 };
 
 use crate::base::name::Name;
+use crate::base::random;
 
 /// A breaker's validated configuration. Build one with [`Config::builder`]; the defaults are
 /// those of the `#[circuit_breaker]` attribute.
@@ -36,8 +37,14 @@ pub struct Config {
     name: Name,
     threshold: Rate,
     slow_threshold: Rate,
-    min_calls: u32,
-    probes: u32,
+    /// `min_calls` (at most `MAX_MIN_CALLS`, 20 bits) in the low bits, `probes` (at most
+    /// `MAX_PROBES`, 10 bits) from `PROBES_SHIFT`: one word where two were, which makes room
+    /// for the break's growth and jitter in a breaker that must stay within 256 bytes.
+    calls: u32,
+    /// The break's growth factor in hundredths (200: doubling).
+    break_growth: u16,
+    /// The break's jitter in hundredths of a percent (1 000: 10%); 0 for none.
+    break_jitter: u16,
     // Durations in nanoseconds, 0 meaning none (every configured duration is longer than zero):
     // half the size of `Option<Duration>`, for a breaker that is small enough to have thousands.
     /// A count window's size, or a time window's span with `TIME_WINDOW` set.
@@ -50,6 +57,17 @@ pub struct Config {
 
 /// Marks `Config::window` as a time window's span.
 const TIME_WINDOW: u64 = 1 << 63;
+
+/// Where `probes` begins in `Config::calls`, above `min_calls`.
+const PROBES_SHIFT: u32 = 21;
+const MIN_CALLS_BITS: u32 = (1 << PROBES_SHIFT) - 1;
+const _: () = assert!(MAX_MIN_CALLS <= MIN_CALLS_BITS && MAX_PROBES < 1 << (32 - PROBES_SHIFT));
+
+/// A rate in millionths as hundredths of a percent (rounded), in a `const` context.
+const fn basis_points(rate: Rate) -> u16 {
+    // At most 1 000 000 ppm, so at most 10 000.
+    (rate.ppm().div_ceil(100)) as u16
+}
 
 /// Nanoseconds of `d`, saturating at `u64::MAX` (about 584 years), in a `const` context.
 const fn nanos(d: Duration) -> u64 {
@@ -78,11 +96,13 @@ impl fmt::Debug for Config {
             .field("name", &self.name)
             .field("threshold", &self.threshold)
             .field("window", &self.window())
-            .field("min_calls", &self.min_calls)
+            .field("min_calls", &self.min_calls())
             .field("timeout", &self.timeout())
             .field("break_duration", &self.break_duration())
             .field("max_break_duration", &self.max_break_duration())
-            .field("probes", &self.probes)
+            .field("break_growth", &self.break_growth())
+            .field("break_jitter", &self.break_jitter())
+            .field("probes", &self.probes())
             .field("slow_call", &self.slow_call())
             .field("slow_threshold", &self.slow_threshold)
             .finish()
@@ -116,8 +136,12 @@ impl Config {
             name,
             threshold: settings.threshold,
             slow_threshold: settings.slow_threshold(),
-            min_calls: settings.min_calls(),
-            probes: settings.probes,
+            calls: (settings.min_calls() & MIN_CALLS_BITS) | (settings.probes << PROBES_SHIFT),
+            break_growth: settings.break_growth().hundredths(),
+            break_jitter: match settings.break_jitter {
+                Some(jitter) => basis_points(jitter),
+                None => 0,
+            },
             window,
             timeout: nanos_or_zero(settings.timeout),
             break_duration: nanos(settings.break_duration),
@@ -138,11 +162,13 @@ impl Config {
         Settings {
             threshold: self.threshold,
             window: self.window(),
-            min_calls: Some(self.min_calls),
+            min_calls: Some(self.min_calls()),
             timeout: self.timeout(),
             break_duration: self.break_duration(),
             max_break_duration: self.max_break_duration(),
-            probes: self.probes,
+            break_growth: self.max_break_duration().map(|_| self.break_growth()),
+            break_jitter: self.break_jitter(),
+            probes: self.probes(),
             slow_call: self.slow_call(),
             slow_threshold: self.slow_call().map(|_| self.slow_threshold),
         }
@@ -173,7 +199,7 @@ impl Config {
     }
     /// How many outcomes the window must hold before the rates are judged.
     pub fn min_calls(&self) -> u32 {
-        self.min_calls
+        self.calls & MIN_CALLS_BITS
     }
     /// How long a call may run before it is cancelled and counted as a failure.
     pub fn timeout(&self) -> Option<Duration> {
@@ -183,13 +209,23 @@ impl Config {
     pub fn break_duration(&self) -> Duration {
         Duration::from_nanos(self.break_duration)
     }
-    /// The cap on the break as it doubles after failed probes; `None` means it never grows.
+    /// The cap on the break as it grows after failed probes; `None` means it never grows.
     pub fn max_break_duration(&self) -> Option<Duration> {
         nonzero_duration(self.max_break_duration)
     }
+    /// How much longer each break gets after a failed probe in a row (with
+    /// `max_break_duration`).
+    pub fn break_growth(&self) -> BreakGrowth {
+        BreakGrowth::from_hundredths(self.break_growth)
+    }
+    /// The most of a break added to it at random, to the hundredth of a percent; `None` for
+    /// none.
+    pub fn break_jitter(&self) -> Option<Rate> {
+        (self.break_jitter > 0).then(|| Rate::from_ppm(u32::from(self.break_jitter) * 100))
+    }
     /// How many probes may run at once in half-open, and how many successes in a row close it.
     pub fn probes(&self) -> u32 {
-        self.probes
+        self.calls >> PROBES_SHIFT
     }
     /// How long a successful call may take before it counts as slow; `None` turns detection off.
     pub fn slow_call(&self) -> Option<Duration> {
@@ -212,13 +248,37 @@ impl Config {
         self.break_duration
     }
 
-    /// The break after `failed_probes` failed probes in a row.
-    pub(crate) fn break_after(&self, failed_probes: u32) -> Duration {
-        let Some(max) = self.max_break_duration() else {
-            return self.break_duration();
-        };
-        let factor = 2u32.saturating_pow(failed_probes);
-        self.break_duration().saturating_mul(factor).min(max)
+    /// The break after `failed_probes` failed probes in a row, in nanoseconds: grown by the
+    /// growth factor for each, up to the cap, then the jitter added (so a break is never
+    /// shorter than `break_duration`, and at most the cap plus its jitter).
+    pub(crate) fn break_after(&self, failed_probes: u32) -> u64 {
+        let mut nanos = u128::from(self.break_duration);
+        if self.max_break_duration > 0 {
+            let cap = u128::from(self.max_break_duration);
+            let growth = u128::from(self.break_growth);
+            // Whole nanoseconds at every step, so doubling a 100 ms break gives exactly 200 ms.
+            for _ in 0..failed_probes {
+                if nanos >= cap || growth <= 100 {
+                    break;
+                }
+                nanos = nanos * growth / 100;
+            }
+            nanos = nanos.min(cap);
+        }
+        let nanos = u64::try_from(nanos).unwrap_or(u64::MAX);
+        if self.break_jitter == 0 {
+            return nanos;
+        }
+        let most = nanos as f64 * f64::from(self.break_jitter) / 10_000.0;
+        // `as` saturates, and the share is below the break, so this never overflows much.
+        nanos.saturating_add((most * random::fraction()) as u64)
+    }
+
+    /// The longest a break can last: the cap (or the break, without growth) and its jitter.
+    pub fn longest_break(&self) -> Duration {
+        let longest = self.max_break_duration.max(self.break_duration);
+        let jitter = longest as f64 * f64::from(self.break_jitter) / 10_000.0;
+        Duration::from_nanos(longest.saturating_add(jitter as u64))
     }
 
     /// Whether everything but the name agrees: two declarations of one breaker must.
@@ -248,6 +308,8 @@ pub struct ConfigBuilder {
     // Kept as given until `build`, which refuses those outside (0, 100].
     threshold: f64,
     slow_threshold: Option<f64>,
+    break_growth: Option<f64>,
+    break_jitter: Option<f64>,
 }
 
 impl Default for ConfigBuilder {
@@ -257,6 +319,8 @@ impl Default for ConfigBuilder {
             settings: Settings::DEFAULT,
             threshold: Settings::DEFAULT.threshold.percent(),
             slow_threshold: None,
+            break_growth: None,
+            break_jitter: None,
         }
     }
 }
@@ -303,9 +367,22 @@ impl ConfigBuilder {
         self.settings.break_duration = duration;
         self
     }
-    /// Double the break after each failed probe in a row, up to this (default: no growth).
+    /// Grow the break after each failed probe in a row, up to this (default: no growth).
     pub fn max_break_duration(mut self, duration: Duration) -> Self {
         self.settings.max_break_duration = Some(duration);
+        self
+    }
+    /// Multiply the break by `factor` after each failed probe in a row, 1 to
+    /// [`MAX_BREAK_GROWTH`], to the hundredth (default 2; needs
+    /// [`max_break_duration`](Self::max_break_duration)).
+    pub fn break_growth(mut self, factor: f64) -> Self {
+        self.break_growth = Some(factor);
+        self
+    }
+    /// Add to each break a random share of it, up to `percent`, in (0, 100] (default: none),
+    /// so breakers that opened together do not probe together.
+    pub fn break_jitter(mut self, percent: f64) -> Self {
+        self.break_jitter = Some(percent);
         self
     }
     /// Probes allowed at once in half-open, and successes in a row that close it (default 1).
@@ -329,6 +406,8 @@ impl ConfigBuilder {
     pub fn settings(mut self, settings: Settings) -> Self {
         self.threshold = settings.threshold.percent();
         self.slow_threshold = settings.slow_threshold.map(Rate::percent);
+        self.break_growth = settings.break_growth.map(BreakGrowth::factor);
+        self.break_jitter = settings.break_jitter.map(Rate::percent);
         self.settings = settings;
         self
     }
@@ -347,6 +426,19 @@ impl ConfigBuilder {
                 return Err(ConfigError::SlowThresholdWithoutSlowCall);
             }
             Some(percent) => Some(percentage("slow_threshold", percent)?),
+            None => None,
+        };
+        settings.break_growth = match self.break_growth {
+            Some(value) => Some(BreakGrowth::from_factor(value).ok_or(
+                ConfigError::BreakGrowth {
+                    value,
+                    max: MAX_BREAK_GROWTH,
+                },
+            )?),
+            None => None,
+        };
+        settings.break_jitter = match self.break_jitter {
+            Some(percent) => Some(percentage("break_jitter", percent)?),
             None => None,
         };
         settings.check()?;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::base::clock::{self, Nanos, duration_nanos};
+use crate::base::clock::{self, Nanos};
 use crate::base::sync::Ordering;
 use crate::core::breaker::{Breaker, Cold};
 use crate::core::events::{self, Listeners, Origin, Transition};
@@ -40,9 +40,8 @@ impl Breaker {
                 if from.state() == State::HalfOpen && open_for.is_none() {
                     next = next.with_failed_probe();
                 }
-                let pause = open_for.unwrap_or_else(|| {
-                    duration_nanos(self.config.break_after(next.failed_probes()))
-                });
+                let pause =
+                    open_for.unwrap_or_else(|| self.config.break_after(next.failed_probes()));
                 // Relaxed: published by the word's Release below.
                 self.open_until
                     .store(now.saturating_add(pause), Ordering::Relaxed);
