@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use breaker_runtime::{Breaker, IsFailure, OwnedPermit, State};
+use breaker_runtime::{Breaker, IsFailure, Mode, OwnedPermit, State};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -209,12 +209,14 @@ impl<S: Source> Consumer<S> {
         room
     }
 
-    /// Waits until the circuit admits calls. Closed, that is at once and takes no permit (each
-    /// delivery takes its own after the fetch). Otherwise it pauses the source while open,
+    /// Waits until the circuit admits calls. Closed (or in shadow mode, where it never
+    /// rejects), that is at once and takes no permit (each delivery takes its own after the
+    /// fetch). Otherwise it pauses the source while open,
     /// sleeps until admitted, and returns the permits taken for the fetch: up to `room` probes
     /// while half-open.
     async fn admit(&self, openings: &Openings, flow: &mut Flow, room: usize) -> Vec<OwnedPermit> {
-        if matches!(self.breaker.state(), State::Closed | State::Disabled) {
+        let shadow = self.breaker.mode() == Mode::Shadow;
+        if shadow || matches!(self.breaker.state(), State::Closed | State::Disabled) {
             self.tell(flow, Flow::Flowing(self.concurrency)).await;
             return Vec::new();
         }

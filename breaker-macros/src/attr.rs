@@ -10,8 +10,8 @@ use syn::{Expr, ExprLit, Lit, LitStr, Token};
 use std::time::Duration;
 
 use breaker_options::{
-    Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, Rate, RetryBudget,
-    Window, grammar, option_list,
+    Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, Mode, Rate,
+    RetryBudget, Window, grammar, option_list,
 };
 
 use crate::errors::Errors;
@@ -35,6 +35,7 @@ pub(crate) struct Options {
     pub(crate) max_break_duration: Option<At<Duration>>,
     pub(crate) break_growth: Option<At<BreakGrowth>>,
     pub(crate) break_jitter: Option<At<Rate>>,
+    pub(crate) mode: Option<At<Mode>>,
     pub(crate) probes: Option<At<u32>>,
     pub(crate) slow_call: Option<At<Duration>>,
     pub(crate) slow_threshold: Option<At<Rate>>,
@@ -147,6 +148,12 @@ impl Options {
                 self.max_break_duration = keep(errors, nonzero_duration(value, key))
             }
             "break_growth" => self.break_growth = keep(errors, growth(value, key)),
+            "mode" => {
+                self.mode = keep(
+                    errors,
+                    from_text(value, key, "\"enforce\" or \"shadow\"", grammar::mode),
+                )
+            }
             "break_jitter" => self.break_jitter = keep(errors, percentage(value, key)),
             "slow_call" => self.slow_call = keep(errors, nonzero_duration(value, key)),
             "retries" => {

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use breaker_options::{PolicySettings, Rate, RetryBudget, Window};
+use breaker_options::{Mode, PolicySettings, Rate, RetryBudget, Window};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::punctuated::Punctuated;
@@ -659,7 +659,7 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
 }
 
 /// The fields of `breaker_options::Settings`, one per option the configuration holds.
-const SETTINGS_FIELDS: usize = 11;
+const SETTINGS_FIELDS: usize = 12;
 
 /// The configuration as a `Settings` literal that names only the options written, so every
 /// default comes from its one definition in `breaker-options`.
@@ -724,6 +724,13 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
     if let Some(n) = options.probes {
         let n = n.value;
         fields.push(quote!(probes: #n));
+    }
+    if let Some(m) = options.mode {
+        let v = match m.value {
+            Mode::Enforce => quote!(#p::Mode::Enforce),
+            Mode::Shadow => quote!(#p::Mode::Shadow),
+        };
+        fields.push(quote!(mode: #v));
     }
     if let Some(s) = options.slow_call {
         let v = optional(Some(s.value));

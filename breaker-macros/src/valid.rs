@@ -26,6 +26,7 @@ pub(crate) fn settings(options: &Options) -> Settings {
         probes: value(options.probes).unwrap_or(d.probes),
         slow_call: value(options.slow_call),
         slow_threshold: value(options.slow_threshold),
+        mode: value(options.mode).unwrap_or(d.mode),
     }
 }
 

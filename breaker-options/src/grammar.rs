@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::growth::{BreakGrowth, MAX_BREAK_GROWTH};
 use crate::limits::{MAX_COUNT_WINDOW, MAX_DURATION};
+use crate::mode::Mode;
 use crate::policy::{Backoff, RetryBudget};
 use crate::rate::Rate;
 use crate::window::Window;
@@ -280,6 +281,24 @@ pub fn retry_budget(text: &str) -> Result<RetryBudget, String> {
     percentage(text)
         .map(RetryBudget::Share)
         .map_err(|message| format!("{message} (or \"off\" for no budget)"))
+}
+
+/// A breaker's mode: `"enforce"` (the default) or `"shadow"`.
+///
+/// ```
+/// use breaker_options::{grammar, Mode};
+///
+/// assert_eq!(grammar::mode("enforce"), Ok(Mode::Enforce));
+/// assert!(grammar::mode("dry-run").unwrap_err().contains("\"shadow\""));
+/// ```
+pub fn mode(text: &str) -> Result<Mode, String> {
+    match text.trim() {
+        "enforce" => Ok(Mode::Enforce),
+        "shadow" => Ok(Mode::Shadow),
+        other => Err(format!(
+            "`{other}` is not a mode: write \"enforce\" (reject while open, the default) or \"shadow\" (never reject, only report)"
+        )),
+    }
 }
 
 /// A break's growth factor: `"1.5"` or `"1.5x"`, from 1 to 10, to the hundredth.

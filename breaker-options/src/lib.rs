@@ -32,6 +32,7 @@ mod error;
 pub mod grammar;
 mod growth;
 mod limits;
+mod mode;
 mod policy;
 mod rate;
 mod settings;
@@ -46,6 +47,7 @@ pub use limits::{
     MAX_CONCURRENT, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MAX_RETRIES,
     MIN_TIME_WINDOW, TIME_WINDOW_MIN_CALLS,
 };
+pub use mode::Mode;
 pub use policy::{Backoff, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW, RetryBudget};
 pub use rate::Rate;
 pub use settings::Settings;

@@ -8,6 +8,7 @@ use crate::limits::{
     MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW,
     TIME_WINDOW_MIN_CALLS,
 };
+use crate::mode::Mode;
 use crate::rate::Rate;
 use crate::window::Window;
 
@@ -51,6 +52,8 @@ pub struct Settings {
     /// The slow-call rate at which the circuit opens; `None` for the default, 100%. Needs
     /// `slow_call`.
     pub slow_threshold: Option<Rate>,
+    /// Whether it rejects calls while open (default), or only reports that it would have.
+    pub mode: Mode,
 }
 
 impl Default for Settings {
@@ -73,6 +76,7 @@ impl Settings {
         probes: 1,
         slow_call: None,
         slow_threshold: None,
+        mode: Mode::Enforce,
     };
 
     /// `min_calls`, its default filled in.

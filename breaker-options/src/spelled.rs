@@ -169,6 +169,7 @@ impl<'de> Visitor<'de> for SpelledVisitor {
                 "max_break_duration" => {
                     s.max_break_duration = Some(value.read(&key, grammar::nonzero_duration)?);
                 }
+                "mode" => s.mode = value.read(&key, grammar::mode)?,
                 "break_growth" => s.break_growth = Some(value.read(&key, grammar::break_growth)?),
                 "break_jitter" => s.break_jitter = Some(value.read(&key, grammar::percentage)?),
                 "slow_call" => s.slow_call = Some(value.read(&key, grammar::nonzero_duration)?),

@@ -18,6 +18,7 @@ pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["probes"], "1"),
     (&["slow_call"], "off"),
     (&["slow_threshold"], "`\"100%\"`"),
+    (&["mode"], "`\"enforce\"`"),
     (&["retries"], "0"),
     (&["backoff"], "`\"100ms..10s\"` (with `retries`)"),
     (&["retry_budget"], "`\"20%\"` (with `retries`)"),

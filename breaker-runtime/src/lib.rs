@@ -181,7 +181,7 @@ pub use core::breaker::snapshot::Snapshot;
 pub use core::call::{Call, OwnedCall};
 pub use core::config::{
     BreakGrowth, Config, ConfigBuilder, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW,
-    MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Rate, Settings, Window,
+    MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Settings, Window,
 };
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::opening::{OpenReason, Opening};

@@ -8,6 +8,7 @@
 //! | `circuit_breaker_transitions_total` | counter | `breaker`, `from`, `to` |
 //! | `circuit_breaker_calls_total` | counter | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled |
 //! | `circuit_breaker_call_duration_seconds` | histogram | `breaker` |
+//! | `circuit_breaker_shadow_rejected_total` | counter: calls a breaker in shadow mode would have rejected, and let run | `breaker` |
 //! | `circuit_breaker_retries_total` | counter: a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
 //! | `circuit_breaker_bulkhead_rejected_total` | counter: calls a full bulkhead turned away | `breaker` |
 //! | `circuit_breaker_deadline_exceeded_total` | counter: calls cut by a policy's deadline | `breaker` |
@@ -97,6 +98,10 @@ impl CallObserver for Recorder {
                         .record(elapsed.as_secs_f64());
                 }
                 metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => outcome(ending))
+                    .increment(1);
+            }
+            CallEvent::ShadowRejected => {
+                metrics::counter!("circuit_breaker_shadow_rejected_total", "breaker" => name)
                     .increment(1);
             }
             CallEvent::Retry { .. } => {

@@ -40,7 +40,7 @@ impl Serialize for State {
 
 impl Serialize for Config {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Config", 12)?;
+        let mut s = serializer.serialize_struct("Config", 13)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("threshold", &self.threshold())?;
         s.serialize_field("window", &self.window())?;
@@ -56,6 +56,7 @@ impl Serialize for Config {
         s.serialize_field("probes", &self.probes())?;
         s.serialize_field("slow_call_ms", &self.slow_call().map(millis))?;
         s.serialize_field("slow_threshold", &self.slow_threshold())?;
+        s.serialize_field("mode", self.mode().as_str())?;
         s.end()
     }
 }
@@ -124,9 +125,10 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 12)?;
+        let mut s = serializer.serialize_struct("Snapshot", 13)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
+        s.serialize_field("mode", self.mode.as_str())?;
         s.serialize_field("calls", &self.calls)?;
         s.serialize_field("failures", &self.failures)?;
         s.serialize_field("slow", &self.slow)?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 pub use breaker_options::{
     BreakGrowth, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS,
-    MAX_PROBES, MIN_TIME_WINDOW, Rate, Settings, Window,
+    MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Settings, Window,
 };
 
 use crate::base::name::Name;
@@ -38,8 +38,9 @@ pub struct Config {
     threshold: Rate,
     slow_threshold: Rate,
     /// `min_calls` (at most `MAX_MIN_CALLS`, 20 bits) in the low bits, `probes` (at most
-    /// `MAX_PROBES`, 10 bits) from `PROBES_SHIFT`: one word where two were, which makes room
-    /// for the break's growth and jitter in a breaker that must stay within 256 bytes.
+    /// `MAX_PROBES`, 10 bits) from `PROBES_SHIFT`, and `SHADOW` for the shadow mode: one word
+    /// where two were, which makes room for the break's growth and jitter in a breaker that
+    /// must stay within 256 bytes.
     calls: u32,
     /// The break's growth factor in hundredths (200: doubling).
     break_growth: u16,
@@ -61,7 +62,10 @@ const TIME_WINDOW: u64 = 1 << 63;
 /// Where `probes` begins in `Config::calls`, above `min_calls`.
 const PROBES_SHIFT: u32 = 21;
 const MIN_CALLS_BITS: u32 = (1 << PROBES_SHIFT) - 1;
-const _: () = assert!(MAX_MIN_CALLS <= MIN_CALLS_BITS && MAX_PROBES < 1 << (32 - PROBES_SHIFT));
+const PROBES_BITS: u32 = 0x3ff << PROBES_SHIFT;
+/// Marks `Config::calls` of a breaker that starts in shadow mode.
+const SHADOW: u32 = 1 << 31;
+const _: () = assert!(MAX_MIN_CALLS <= MIN_CALLS_BITS && MAX_PROBES <= PROBES_BITS >> PROBES_SHIFT);
 
 /// A rate in millionths as hundredths of a percent (rounded), in a `const` context.
 const fn basis_points(rate: Rate) -> u16 {
@@ -103,6 +107,7 @@ impl fmt::Debug for Config {
             .field("break_growth", &self.break_growth())
             .field("break_jitter", &self.break_jitter())
             .field("probes", &self.probes())
+            .field("mode", &self.mode())
             .field("slow_call", &self.slow_call())
             .field("slow_threshold", &self.slow_threshold)
             .finish()
@@ -136,7 +141,12 @@ impl Config {
             name,
             threshold: settings.threshold,
             slow_threshold: settings.slow_threshold(),
-            calls: (settings.min_calls() & MIN_CALLS_BITS) | (settings.probes << PROBES_SHIFT),
+            calls: (settings.min_calls() & MIN_CALLS_BITS)
+                | ((settings.probes << PROBES_SHIFT) & PROBES_BITS)
+                | match settings.mode {
+                    Mode::Enforce => 0,
+                    Mode::Shadow => SHADOW,
+                },
             break_growth: settings.break_growth().hundredths(),
             break_jitter: match settings.break_jitter {
                 Some(jitter) => basis_points(jitter),
@@ -171,6 +181,7 @@ impl Config {
             probes: self.probes(),
             slow_call: self.slow_call(),
             slow_threshold: self.slow_call().map(|_| self.slow_threshold),
+            mode: self.mode(),
         }
     }
 
@@ -225,7 +236,16 @@ impl Config {
     }
     /// How many probes may run at once in half-open, and how many successes in a row close it.
     pub fn probes(&self) -> u32 {
-        self.calls >> PROBES_SHIFT
+        (self.calls & PROBES_BITS) >> PROBES_SHIFT
+    }
+    /// The mode a breaker built from it starts in; an operator may switch a live one
+    /// ([`Breaker::set_mode`](crate::Breaker::set_mode)).
+    pub fn mode(&self) -> Mode {
+        if self.calls & SHADOW == 0 {
+            Mode::Enforce
+        } else {
+            Mode::Shadow
+        }
     }
     /// How long a successful call may take before it counts as slow; `None` turns detection off.
     pub fn slow_call(&self) -> Option<Duration> {
@@ -399,6 +419,13 @@ impl ConfigBuilder {
     /// [`slow_call`](Self::slow_call)).
     pub fn slow_threshold(mut self, percent: f64) -> Self {
         self.slow_threshold = Some(percent);
+        self
+    }
+
+    /// Whether the breaker rejects calls while open (default), or never does and only reports
+    /// what it would have rejected ([`Mode::Shadow`]).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.settings.mode = mode;
         self
     }
 

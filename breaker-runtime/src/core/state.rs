@@ -82,6 +82,7 @@ impl fmt::Display for State {
 /// | 9 | outcomes are counted for export, so a closed call cannot skip recording |
 /// | 10 | somebody subscribed to this breaker's transitions |
 /// | 11 | the breaker is listed in the registry, whose listeners hear it too |
+/// | 12 | shadow mode: what would be rejected runs instead |
 /// | 16-23 | failed probes in a row since the circuit last closed (saturating): the break grows with them |
 /// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,10 +93,11 @@ const COARSE_CLOCK: u64 = 1 << 8;
 const COUNTED: u64 = 1 << 9;
 const LISTENED: u64 = 1 << 10;
 const REGISTERED: u64 = 1 << 11;
+const SHADOW: u64 = 1 << 12;
 const FAILED_SHIFT: u32 = 16;
 const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
 /// What every later word keeps (failed probes only until the circuit closes).
-const KEPT: u64 = COUNTED | LISTENED | REGISTERED | FAILED_PROBES;
+const KEPT: u64 = COUNTED | LISTENED | REGISTERED | SHADOW | FAILED_PROBES;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -122,6 +124,15 @@ impl Word {
     pub(crate) const LISTENED_BIT: u64 = LISTENED;
     /// The bit that marks a breaker listed in the registry, set and cleared under the lock.
     pub(crate) const REGISTERED_BIT: u64 = REGISTERED;
+
+    /// The bit that marks a breaker in shadow mode, set and cleared under the lock.
+    pub(crate) const SHADOW_BIT: u64 = SHADOW;
+
+    /// Whether the breaker is in shadow mode: it never rejects.
+    #[inline]
+    pub(crate) const fn shadow(self) -> bool {
+        self.0 & SHADOW != 0
+    }
 
     pub(crate) const fn listened(self) -> bool {
         self.0 & LISTENED != 0

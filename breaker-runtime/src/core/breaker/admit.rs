@@ -85,13 +85,26 @@ impl Breaker {
     /// because an overloaded service takes that path more than any other but the closed one.
     #[inline]
     pub(crate) fn admit_otherwise(&self) -> Result<Permit<'_>, BreakerError> {
-        if let Some(until) = self.far_from_probe(self.word()) {
+        let word = self.word();
+        if let Some(until) = self.far_from_probe(word) {
+            if word.shadow() {
+                return Ok(self.admit_in_shadow());
+            }
             if observer::installed() {
                 self.observe_admission(false);
             }
             return Err(self.rejected_open(Some(until)));
         }
         self.admit_slow()
+    }
+
+    /// A call the breaker would have turned away, let through because it is in shadow mode:
+    /// it records nothing (nothing would have been recorded), and observers hear of it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn admit_in_shadow(&self) -> Permit<'_> {
+        observer::notify(self, CallEvent::ShadowRejected);
+        Permit::new(self, Kind::Unrecorded, self.start_clock())
     }
 
     /// The open circuit's next probe time, when the coarse clock can tell it is still well
@@ -110,6 +123,9 @@ impl Breaker {
     #[inline(never)]
     fn admit_slow(&self) -> Result<Permit<'_>, BreakerError> {
         let admitted = self.try_acquire_slow(self.word());
+        if admitted.is_err() && self.word().shadow() {
+            return Ok(self.admit_in_shadow());
+        }
         if observer::installed() {
             self.observe_admission(admitted.is_ok());
         }

@@ -6,6 +6,7 @@ use crate::base::clock;
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::transition::Change;
+use crate::core::config::Mode;
 use crate::core::events::{Subscription, Transition};
 use crate::core::state::{State, Word};
 use crate::core::window::Tally;
@@ -71,6 +72,43 @@ impl Breaker {
         };
         self.emit(event);
         true
+    }
+
+    /// Switches a live breaker between enforcing and [shadow](Mode::Shadow) mode. Its state,
+    /// window and probes carry on as they are: a breaker switched to enforce while open
+    /// rejects from the next call. Logged, with the breaker and the mode.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, Mode};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(1).mode(Mode::Shadow).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// assert!(breaker.state().rejects(), "it judges as usual…");
+    /// assert!(breaker.try_acquire().is_ok(), "…but lets the call run");
+    /// breaker.set_mode(Mode::Enforce);
+    /// assert!(breaker.try_acquire().unwrap_err().is_rejection());
+    /// ```
+    pub fn set_mode(&self, mode: Mode) {
+        let cold = self.cold();
+        // Release, under the lock like every change of the word's marks (see `counts`): a call
+        // admitted after it reads the mode with its state.
+        match mode {
+            Mode::Shadow => self.state.fetch_or(Word::SHADOW_BIT, Ordering::Release),
+            Mode::Enforce => self.state.fetch_and(!Word::SHADOW_BIT, Ordering::Release),
+        };
+        drop(cold);
+        // Tasks waiting for admission are let in now, in shadow mode.
+        self.wake_waiters();
+        tracing::info!(breaker = %self.name(), mode = mode.as_str(), "circuit breaker mode set");
+    }
+
+    /// Whether the breaker rejects calls while open, or only reports it would have.
+    pub fn mode(&self) -> Mode {
+        if self.word().shadow() {
+            Mode::Shadow
+        } else {
+            Mode::Enforce
+        }
     }
 
     fn command(&self, to: State) {

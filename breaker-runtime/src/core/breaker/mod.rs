@@ -13,7 +13,7 @@
 //! | `admit.rs` | a permit, or the rejection to answer with |
 //! | `record.rs` | an outcome into the window or the probe run |
 //! | `transition.rs` | every change of state, and its announcement |
-//! | `command.rs` | force open, disable, reset, subscribe |
+//! | `command.rs` | force open, disable, reset, half-open, mode, subscribe |
 //! | `remote.rs` | orders from outside (a fleet), dropped when stale |
 //! | `wait.rs` | waiting for admission, on tokio's clock |
 //! | `counts.rs` | monotonic outcome counts, for export |
@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 
 use crate::base::name::Name;
 use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::core::config::Config;
+use crate::core::config::{Config, Mode};
 use crate::core::events::Listeners;
 use crate::core::opening::Evidence;
 use crate::core::probes::Probes;
@@ -112,7 +112,10 @@ struct Cold {
 impl Breaker {
     /// A closed breaker with an empty window.
     pub fn new(config: Config) -> Breaker {
-        let start = Word::new(0, State::Closed);
+        let mut start = Word::new(0, State::Closed);
+        if config.mode() == Mode::Shadow {
+            start = Word(start.0 | Word::SHADOW_BIT);
+        }
         Breaker {
             state: AtomicU64::new(start.0),
             open_until: AtomicU64::new(0),

@@ -16,6 +16,10 @@ pub enum CallEvent {
     Admitted,
     /// The breaker answered instead: the circuit was open, or every probe slot was taken.
     Rejected,
+    /// The breaker would have answered instead, but it is in [shadow mode](crate::Mode::Shadow):
+    /// the call runs (recording nothing, as a rejected call would not have), and its end is
+    /// reported as usual (`Finished`). In place of `Admitted`.
+    ShadowRejected,
     /// An admitted call ended.
     Finished {
         /// How it ended.

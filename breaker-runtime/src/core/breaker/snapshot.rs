@@ -8,7 +8,7 @@ use crate::base::clock;
 use crate::base::name::Name;
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
-use crate::core::config::Config;
+use crate::core::config::{Config, Mode};
 use crate::core::opening::{Evidence, Opening};
 use crate::core::state::State;
 use crate::core::window::Tally;
@@ -32,6 +32,8 @@ pub struct Snapshot {
     pub config: Config,
     /// Its state.
     pub state: State,
+    /// Whether it rejects while open, or only reports it would have ([`Mode::Shadow`]).
+    pub mode: Mode,
     /// Outcomes in the window. Every transition empties the window, but while the circuit is
     /// open after it tripped, these are the counts of the window that opened it (nothing is
     /// recorded while it is open); half-open, forced open or disabled they are 0.
@@ -100,6 +102,11 @@ impl Breaker {
         Snapshot {
             config: self.config.clone(),
             state: word.state(),
+            mode: if word.shadow() {
+                Mode::Shadow
+            } else {
+                Mode::Enforce
+            },
             calls: tally.calls,
             failures: tally.failures,
             slow: tally.slow,

@@ -60,6 +60,7 @@ impl Breaker {
                     }
                     return permit;
                 }
+                Err(_) if self.word().shadow() => return self.admit_in_shadow(),
                 Err(rejection) => rejection,
             };
             match self.look_again_at(&rejection) {
