@@ -101,8 +101,14 @@ impl<S: Source> Consumer<S> {
         let openings = Arc::new(Openings::default());
         let _opened = self.breaker.on_transition({
             let openings = Arc::clone(&openings);
+            // Weak: the breaker holds this listener.
+            let breaker = Arc::downgrade(&self.breaker);
             move |t| {
-                if matches!(t.to, State::Open | State::ForcedOpen) {
+                // In shadow mode an opening only reports: the deliveries in flight go on.
+                let shadow = breaker
+                    .upgrade()
+                    .is_some_and(|breaker| breaker.mode() == Mode::Shadow);
+                if matches!(t.to, State::Open | State::ForcedOpen) && !shadow {
                     openings.fire();
                 }
             }

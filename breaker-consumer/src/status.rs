@@ -2,13 +2,14 @@
 
 use std::fmt;
 
-use breaker_runtime::{Breaker, State};
+use breaker_runtime::{Breaker, Mode, State};
 use tokio::time::Instant;
 
 /// Whether a consumer is pulling messages, and if not, until when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
-    /// The circuit is closed: pulling with full concurrency.
+    /// The circuit is closed (or the breaker is in shadow mode, where it never rejects):
+    /// pulling with full concurrency.
     Running,
     /// The circuit is half-open: pulling a few messages as probes.
     Probing,
@@ -23,6 +24,10 @@ pub enum Status {
 impl Status {
     /// The status of a consumer that pulls through `breaker`.
     pub fn of(breaker: &Breaker) -> Status {
+        if breaker.mode() == Mode::Shadow {
+            // It never rejects, so the consumer never stops pulling.
+            return Status::Running;
+        }
         match breaker.state() {
             State::Closed | State::Disabled => Status::Running,
             State::HalfOpen => Status::Probing,

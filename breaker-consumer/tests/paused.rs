@@ -721,3 +721,30 @@ async fn two_runs_of_one_consumer_share_its_concurrency() {
     assert_eq!(a, b);
     assert_eq!(queue.stats().deliveries, 60, "one delivery per message");
 }
+
+#[tokio::test(start_paused = true)]
+async fn in_shadow_mode_an_open_circuit_never_pauses_the_consumer() {
+    let queue = queue_of(60, 100);
+    let downstream = Downstream::new(Duration::from_millis(10));
+    downstream.set_healthy(false);
+    let breaker = breaker(4, 1, 30);
+    breaker.set_mode(breaker_runtime::Mode::Shadow);
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(2)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), handler(&downstream));
+    wait_until(MINUTE, "the circuit to open", || is_open(&breaker)).await;
+    let calls = downstream.calls();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        downstream.calls() > calls + 10,
+        "deliveries keep reaching the handler while open: {} then {}",
+        calls,
+        downstream.calls()
+    );
+    assert_eq!(consumer.stats().pauses, 0, "never paused");
+    assert_eq!(consumer.status(), Status::Running);
+    running.stop().await;
+}
