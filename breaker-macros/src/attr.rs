@@ -10,8 +10,8 @@ use syn::{Expr, ExprLit, Lit, LitStr, Token};
 use std::time::Duration;
 
 use breaker_options::{
-    Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, Mode, Rate,
-    RetryBudget, Window, grammar, option_list,
+    Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, MAX_STALE_ENTRIES,
+    Mode, Rate, RetryBudget, Window, grammar, option_list,
 };
 
 use crate::errors::Errors;
@@ -45,6 +45,8 @@ pub(crate) struct Options {
     pub(crate) deadline: Option<At<Duration>>,
     pub(crate) max_concurrent: Option<At<u32>>,
     pub(crate) max_wait: Option<At<Duration>>,
+    pub(crate) stale_for: Option<At<Duration>>,
+    pub(crate) stale_entries: Option<At<u32>>,
     pub(crate) fallback: Option<syn::Path>,
     pub(crate) name: Option<LitStr>,
     pub(crate) is_failure: Option<syn::Path>,
@@ -202,6 +204,18 @@ impl Options {
                 )
             }
             "max_wait" => self.max_wait = keep(errors, nonzero_duration(value, key)),
+            "stale_for" => self.stale_for = keep(errors, nonzero_duration(value, key)),
+            "stale_entries" => {
+                self.stale_entries = keep(
+                    errors,
+                    positive(
+                        value,
+                        key,
+                        (u64::from(MAX_STALE_ENTRIES), &MAX_STALE_ENTRIES.to_string()),
+                        "",
+                    ),
+                )
+            }
             "fallback" => {
                 self.fallback = keep(
                     errors,

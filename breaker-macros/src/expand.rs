@@ -60,6 +60,7 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
             ),
         );
     }
+    check_stale(&options, &item, &mut errors);
     let mut item = item;
     let copies = if options.retries.is_some() {
         retry_copies(&mut item.sig.inputs, &runtime(&options), &mut errors)
@@ -311,6 +312,101 @@ fn rebuild(pattern: &Pat, krate: &TokenStream, span: Span) -> Option<TokenStream
     }
 }
 
+/// The uses `stale_for` cannot serve: its cache is a static, keyed by owned copies of the
+/// arguments, so it must name their types and the return type without a generic parameter.
+fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
+    let Some(stale_for) = options.stale_for else {
+        if let Some(entries) = options.stale_entries {
+            errors.push(
+                entries.span,
+                "`stale_entries` needs `stale_for`: add `stale_for = \"10m\"` (how long a good answer may be served), or remove `stale_entries`".to_string(),
+            );
+        }
+        return;
+    };
+    if let Some(param) = item.sig.generics.type_params().next() {
+        errors.push_spanned(
+            param,
+            "`stale_for` keeps answers in a static, which cannot name a generic parameter: remove `stale_for`, or make the fn non-generic".to_string(),
+        );
+    }
+    if let ReturnType::Type(_, ty) = &item.sig.output {
+        if mentions_impl_trait(ty) {
+            errors.push_spanned(
+                ty,
+                "`stale_for` keeps answers in a static, which cannot name an `impl Trait` return type: name the type".to_string(),
+            );
+        }
+    }
+    for input in &item.sig.inputs {
+        let FnArg::Typed(typed) = input else { continue };
+        if mentions_impl_trait(&typed.ty) {
+            errors.push_spanned(
+                &typed.ty,
+                "`stale_for` keys its answers by the arguments, and cannot name an `impl Trait` parameter's type: name the type".to_string(),
+            );
+        }
+        if !matches!(&*typed.pat, Pat::Ident(ident) if ident.subpat.is_none() && ident.by_ref.is_none())
+        {
+            errors.push_spanned(
+                &typed.pat,
+                "`stale_for` keys its answers by the arguments: give this parameter a name instead of a pattern".to_string(),
+            );
+        }
+    }
+    let _ = stale_for;
+}
+
+/// What `stale_for` adds: the static that keeps the answers, the key built from the
+/// arguments before the body runs, and the lookup a failed or rejected call falls back on.
+struct Stale {
+    statics: TokenStream,
+    key: TokenStream,
+}
+
+impl Stale {
+    fn new(options: &Options, item: &ItemFn, ret: &Type, krate: &TokenStream) -> Option<Stale> {
+        let stale_for = options.stale_for?;
+        let p = quote!(#krate::__private);
+        let (mut types, mut values, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+        for input in &item.sig.inputs {
+            // The receiver is the fn's owner (a client, a repository), not what it is asked.
+            let FnArg::Typed(typed) = input else { continue };
+            let Pat::Ident(ident) = &*typed.pat else {
+                continue;
+            };
+            let name = &ident.ident;
+            let span = typed.ty.span();
+            match &*typed.ty {
+                Type::Reference(reference) => {
+                    let inner = &reference.elem;
+                    checks.push(quote_spanned!(span=> #p::stale_key_part::<<#inner as ::std::borrow::ToOwned>::Owned>();));
+                    types.push(quote_spanned!(span=> <#inner as ::std::borrow::ToOwned>::Owned));
+                    values.push(quote_spanned!(span=> ::std::borrow::ToOwned::to_owned(&*#name)));
+                }
+                ty => {
+                    checks.push(quote_spanned!(span=> #p::stale_key_part::<#ty>();));
+                    types.push(quote_spanned!(span=> #ty));
+                    values.push(quote_spanned!(span=> ::core::clone::Clone::clone(&#name)));
+                }
+            }
+        }
+        let ms = stale_for.value.as_millis() as u64;
+        let entries = options
+            .stale_entries
+            .map_or(breaker_options::DEFAULT_STALE_ENTRIES, |e| e.value)
+            as usize;
+        let span = stale_for.span;
+        Some(Stale {
+            statics: quote_spanned! {span=>
+                static __BREAKER_STALE: #p::LazyLock<#p::StaleCache<(#(#types,)*), #ret>> =
+                    #p::LazyLock::new(|| #p::StaleCache::new(#p::Duration::from_millis(#ms), #entries));
+            },
+            key: quote!(#(#checks)* let __breaker_key = (#(#values,)*);),
+        })
+    }
+}
+
 fn runtime(options: &Options) -> TokenStream {
     options
         .krate
@@ -384,11 +480,31 @@ fn wrap(
     } else {
         attempts(&policy, &krate, &breaker, &attempt, copies)
     };
+    let stale = annotated.and_then(|ret| Stale::new(options, item, ret, &krate));
+    let (stale_statics, stale_key) = match &stale {
+        Some(stale) => (Some(&stale.statics), Some(&stale.key)),
+        None => (None, None),
+    };
     let guarded = quote! {
         #statics
+        #stale_statics
         let #breaker: &'static #krate::Breaker = __BREAKER_HANDLE.get();
+        #stale_key
         #(#prelude)*
         let #outcome = #run;
+    };
+    // With `stale_for`, a good answer is kept, and a failed or rejected call serves the last
+    // one for the same arguments before anything else.
+    let (keep, serve_stale) = match &stale {
+        Some(_) => (
+            Some(quote!(__BREAKER_STALE.keep(__breaker_key, &__breaker_value);)),
+            Some(quote! {
+                if let ::core::option::Option::Some(__breaker_stale) = __BREAKER_STALE.stale(&__breaker_key) {
+                    return __breaker_stale;
+                }
+            }),
+        ),
+        None => (None, None),
     };
 
     let Some(fallback) = &options.fallback else {
@@ -405,12 +521,33 @@ fn wrap(
         let carries_rejection = annotated.map(|ret| {
             quote_spanned!(ret_span=> let _ = <#ret as #krate::__private::FromRejection>::from_rejection;)
         });
+        if stale.is_none() {
+            return quote! {
+                #carries_rejection
+                #guarded
+                match #outcome {
+                    ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
+                    ::core::result::Result::Err(__breaker_error) => #rejected,
+                }
+            };
+        }
         return quote! {
             #carries_rejection
             #guarded
             match #outcome {
-                ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
-                ::core::result::Result::Err(__breaker_error) => #rejected,
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success)) => {
+                    #keep
+                    __breaker_value
+                }
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore)) => __breaker_value,
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Failure)) => {
+                    #serve_stale
+                    __breaker_value
+                }
+                ::core::result::Result::Err(__breaker_error) => {
+                    #serve_stale
+                    #rejected
+                }
             }
         };
     };
@@ -441,12 +578,30 @@ fn wrap(
         },
         None => quote_spanned!(fallback_span=> #call.await),
     };
+    if stale.is_none() {
+        return quote! {
+            #guarded
+            match #outcome {
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore)) => __breaker_value,
+                // A counted failure or the breaker's own answer: serve the fallback.
+                ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => #fallback_value,
+            }
+        };
+    }
     quote! {
         #guarded
         match #outcome {
-            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore)) => __breaker_value,
-            // A counted failure or the breaker's own answer: serve the fallback.
-            ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => #fallback_value,
+            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success)) => {
+                #keep
+                __breaker_value
+            }
+            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore)) => __breaker_value,
+            // A counted failure or the breaker's own answer: the last good answer if there is
+            // one fresh enough, else the fallback.
+            ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => {
+                #serve_stale
+                #fallback_value
+            }
         }
     }
 }

@@ -77,3 +77,9 @@ pub const MAX_RETRIES: u32 = 10;
 /// assert!(Policy::builder().max_concurrent(MAX_CONCURRENT).build().is_ok());
 /// ```
 pub const MAX_CONCURRENT: u32 = 1_000_000;
+
+/// The most answers `stale_for` keeps per fn (`stale_entries`).
+pub const MAX_STALE_ENTRIES: u32 = 1_000_000;
+
+/// How many answers `stale_for` keeps per fn unless `stale_entries` says.
+pub const DEFAULT_STALE_ENTRIES: u32 = 1_000;

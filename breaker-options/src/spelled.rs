@@ -181,6 +181,11 @@ impl<'de> Visitor<'de> for SpelledVisitor {
                     p.max_concurrent = Some(bounded(&key, value.number(&key)?)?);
                 }
                 "max_wait" => p.max_wait = Some(value.read(&key, grammar::nonzero_duration)?),
+                "stale_for" | "stale_entries" => {
+                    return Err(de::Error::custom(format!(
+                        "`{key}` keeps answers of the fn's own types, so it can only be given in the attribute, not in a configuration"
+                    )));
+                }
                 _ => {
                     return Err(de::Error::custom(format!(
                         "`{key}` names code, so it can only be given in the attribute, not in a configuration"

@@ -25,6 +25,8 @@ pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["deadline"], "none"),
     (&["max_concurrent"], "none (no bulkhead)"),
     (&["max_wait"], "none (reject at once)"),
+    (&["stale_for"], "none"),
+    (&["stale_entries"], "1 000 (with `stale_for`)"),
     (&["fallback"], "none"),
     (&["name"], "`module_path!()::fn_name`"),
     (&["is_failure"], "the `IsFailure` impl"),

@@ -8,6 +8,7 @@ pub use linkme;
 
 pub use crate::base::name::Name;
 pub use crate::core::config::{BreakGrowth, Config, Mode, Rate, Settings, Window};
+pub use crate::fallback::stale::StaleCache;
 pub use crate::outcome::classify::{IsFailure, Verdict};
 pub use crate::outcome::error::BreakerError;
 pub use crate::policy::Policy;
@@ -150,3 +151,17 @@ pub mod bench {
             .is_some_and(|bulkhead| bulkhead.try_enter().is_some())
     }
 }
+
+/// An argument's owned type that can be part of `stale_for`'s key.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot key the answers `stale_for` keeps",
+    label = "`stale_for` keys its answers by the arguments, so this type must be `Hash + Eq + Clone`",
+    note = "derive `Clone, PartialEq, Eq, Hash` for it, or remove `stale_for`"
+)]
+pub trait StaleKeyPart {}
+
+impl<T: std::hash::Hash + Eq + Clone> StaleKeyPart for T {}
+
+/// Checks, on the argument's own type, that it can be part of `stale_for`'s key: so the error
+/// points at that argument rather than at the attribute.
+pub fn stale_key_part<T: StaleKeyPart + ?Sized>() {}

@@ -145,6 +145,7 @@
 mod adapters;
 mod base;
 mod core;
+mod fallback;
 mod outcome;
 mod policy;
 mod registry;
@@ -186,6 +187,7 @@ pub use core::config::{
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::opening::{OpenReason, Opening};
 pub use core::state::State;
+pub use fallback::stale::StaleCache;
 pub use outcome::classify::{ByIsFailure, Classify};
 pub use outcome::classify::{IsFailure, Verdict};
 pub use outcome::error::{BreakerError, ProbeTime};
