@@ -481,6 +481,22 @@ fn wrap(
         attempts(&policy, &krate, &breaker, &attempt, copies)
     };
     let stale = annotated.and_then(|ret| Stale::new(options, item, ret, &krate));
+    // What a counted failure said, kept if the circuit opened on it; only an open circuit
+    // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
+    // says nothing.
+    let note_failure = annotated.map(|_| {
+        quote! {
+            if let ::core::result::Result::Ok((__breaker_failed, #krate::Verdict::Failure)) = &#outcome {
+                if #breaker.state() == #krate::State::Open {
+                    use #krate::__private::DescribeFailure as _;
+                    #krate::__private::note_failure(
+                        #breaker,
+                        (&&&&#krate::__private::Describe(__breaker_failed)).failure(),
+                    );
+                }
+            }
+        }
+    });
     let (stale_statics, stale_key) = match &stale {
         Some(stale) => (Some(&stale.statics), Some(&stale.key)),
         None => (None, None),
@@ -492,6 +508,7 @@ fn wrap(
         #stale_key
         #(#prelude)*
         let #outcome = #run;
+        #note_failure
     };
     // With `stale_for`, a good answer is kept, and a failed or rejected call serves the last
     // one for the same arguments before anything else.

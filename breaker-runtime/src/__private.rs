@@ -165,3 +165,65 @@ impl<T: std::hash::Hash + Eq + Clone> StaleKeyPart for T {}
 /// Checks, on the argument's own type, that it can be part of `stale_for`'s key: so the error
 /// points at that argument rather than at the attribute.
 pub fn stale_key_part<T: StaleKeyPart + ?Sized>() {}
+
+/// A guarded fn's value, asked what its failure says: by the error's `Display`, else its
+/// `Debug`, else the value's [`IsFailure::failure_message`], else nothing. Which one applies is
+/// settled at compile time on the concrete type (autoref specialization): call it as
+/// `(&&&&Describe(&value)).failure()` with [`DescribeFailure`] in scope.
+pub struct Describe<'a, T>(pub &'a T);
+
+/// A failure's words, as the most telling trait the type has.
+pub enum Message<'a> {
+    /// By `Display`.
+    Display(&'a dyn std::fmt::Display),
+    /// By `Debug`.
+    Debug(&'a dyn std::fmt::Debug),
+}
+
+impl std::fmt::Display for Message<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Message::Display(message) => message.fmt(f),
+            Message::Debug(message) => write!(f, "{message:?}"),
+        }
+    }
+}
+
+/// See [`Describe`].
+pub trait DescribeFailure<'a> {
+    /// What the failure says, if the type can say.
+    fn failure(&self) -> Option<Message<'a>>;
+}
+
+impl<'a, T, E: std::fmt::Display> DescribeFailure<'a> for &&&Describe<'a, Result<T, E>> {
+    fn failure(&self) -> Option<Message<'a>> {
+        self.0.as_ref().err().map(|e| Message::Display(e))
+    }
+}
+
+impl<'a, T, E: std::fmt::Debug> DescribeFailure<'a> for &&Describe<'a, Result<T, E>> {
+    fn failure(&self) -> Option<Message<'a>> {
+        self.0.as_ref().err().map(|e| Message::Debug(e))
+    }
+}
+
+impl<'a, T: IsFailure> DescribeFailure<'a> for &Describe<'a, T> {
+    fn failure(&self) -> Option<Message<'a>> {
+        self.0.failure_message().map(Message::Display)
+    }
+}
+
+impl<'a, T> DescribeFailure<'a> for Describe<'a, T> {
+    fn failure(&self) -> Option<Message<'a>> {
+        None
+    }
+}
+
+/// Tells `breaker` what a counted failure said, if anything (see [`Breaker::note_failure`]).
+#[cold]
+#[inline(never)]
+pub fn note_failure(breaker: &crate::Breaker, message: Option<Message<'_>>) {
+    if let Some(message) = message {
+        breaker.note_failure(&message);
+    }
+}

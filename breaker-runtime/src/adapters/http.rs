@@ -28,6 +28,10 @@ impl IsFailure for http::StatusCode {
     fn is_ignored(&self) -> bool {
         *self == http::StatusCode::TOO_MANY_REQUESTS
     }
+
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        Some(self)
+    }
 }
 
 impl<B> IsFailure for http::Response<B> {
@@ -54,6 +58,10 @@ impl IsFailure for reqwest::Error {
 
     fn is_ignored(&self) -> bool {
         self.status().is_some_and(|status| status.is_ignored())
+    }
+
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        Some(self)
     }
 }
 

@@ -162,7 +162,7 @@ struct Relative<'a>(&'a Opening, Instant);
 impl Serialize for Relative<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let Relative(opening, now) = self;
-        let mut s = serializer.serialize_struct("Opening", 9)?;
+        let mut s = serializer.serialize_struct("Opening", 10)?;
         s.serialize_field("reason", opening.reason.as_str())?;
         s.serialize_field("ms_ago", &millis(now.saturating_duration_since(opening.at)))?;
         s.serialize_field("calls", &opening.calls)?;
@@ -171,6 +171,7 @@ impl Serialize for Relative<'_> {
         s.serialize_field("failure_rate", &opening.failure_rate)?;
         s.serialize_field("slow_rate", &opening.slow_rate)?;
         s.serialize_field("threshold", &opening.threshold)?;
+        s.serialize_field("last_failure", &opening.last_failure)?;
         s.serialize_field("why", &opening.to_string())?;
         s.end()
     }

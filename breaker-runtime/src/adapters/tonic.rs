@@ -41,6 +41,10 @@ impl IsFailure for Status {
     fn is_ignored(&self) -> bool {
         grpc::verdict(self.code() as i32) == Verdict::Ignore || local_mark(self) == Some("rejected")
     }
+
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        Some(self)
+    }
 }
 
 fn local_mark(status: &Status) -> Option<&str> {

@@ -349,6 +349,11 @@ where
         Poll::Pending => Poll::Pending,
     }));
     match polled {
+        Ok(Poll::Ready((value, Verdict::Failure))) => {
+            conclude_failed::<P, F::Output, C>(permit, &value);
+            *this.stage = Stage::Done;
+            return Poll::Ready(Ok(value));
+        }
         Ok(Poll::Ready((value, verdict))) => {
             permit.conclude(Ending::of(verdict));
             *this.stage = Stage::Done;
@@ -381,13 +386,27 @@ fn conclude_unwinding<P: Admitted>(permit: P, panic: Box<dyn std::any::Any + Sen
     panic::resume_unwind(panic)
 }
 
+/// Records a counted failure, and tells the breaker what it said in case it opened on it.
+/// Out of line: the success that every closed call hopes for carries none of it.
+#[cold]
+#[inline(never)]
+fn conclude_failed<P: Admitted, T, C: Classify<T>>(permit: P, value: &T) {
+    match C::message(value) {
+        Some(message) => permit.conclude_noting(Ending::Failure, message),
+        None => permit.conclude(Ending::Failure),
+    }
+}
+
 /// Records a call's timeout: the error to answer with. Out of line, like the panic's.
 #[cold]
 #[inline(never)]
 fn conclude_timed_out<P: Admitted>(permit: P, limit: Duration) -> BreakerError {
-    let breaker = permit.breaker().name().clone();
-    permit.conclude(Ending::Timeout);
-    BreakerError::Timeout { breaker, limit }
+    let error = BreakerError::Timeout {
+        breaker: permit.breaker().name().clone(),
+        limit,
+    };
+    permit.conclude_noting(Ending::Timeout, &error);
+    error
 }
 
 /// Arms the timeout's timer on the first wait and polls it: whether the call ran out of time.

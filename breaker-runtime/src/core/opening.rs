@@ -85,10 +85,15 @@ pub struct Opening {
     /// The threshold that was reached, in percent (the slow threshold for
     /// [`OpenReason::SlowRate`]; 0 for [`OpenReason::Forced`] and [`OpenReason::Ordered`]).
     pub threshold: f64,
+    /// The message of the counted failure the circuit opened on (its error's `Display`), when
+    /// the call went through the attribute, [`Breaker::call`](crate::Breaker::call) with an
+    /// error type the crate knows, or [`Breaker::note_failure`](crate::Breaker::note_failure).
+    pub last_failure: Option<String>,
     /// The rate rule behind the counts (a failed probe reopens on the trip's evidence).
     tripped_by: Option<OpenReason>,
 }
 
+/// The rule and its counts, as a sentence; the failure's message is the field beside it.
 impl fmt::Display for Opening {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let evidence = |f: &mut fmt::Formatter<'_>, what: &str, rate: f64| {
@@ -133,6 +138,29 @@ impl fmt::Display for Percent {
             write!(f, "{tenths:.1}%")
         }
     }
+}
+
+/// What a breaker keeps of its last opening, boxed under its cold lock: the evidence, and the
+/// message of the failure it opened on once the caller has told it.
+pub(crate) struct Opened {
+    pub(crate) evidence: Evidence,
+    pub(crate) last_failure: Option<Box<str>>,
+}
+
+/// The most of a failure's message kept: enough to act on, not a whole response body.
+pub(crate) const MESSAGE_LIMIT: usize = 240;
+
+/// `message`, cut at a character boundary at most [`MESSAGE_LIMIT`] bytes in, with `…`.
+pub(crate) fn clipped(mut message: String) -> Box<str> {
+    if message.len() > MESSAGE_LIMIT {
+        let mut end = MESSAGE_LIMIT;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message.into_boxed_str()
 }
 
 /// The evidence as the breaker keeps it, under its cold lock: cheap to store on a transition.
@@ -191,7 +219,12 @@ impl Evidence {
         (self.generation == generation).then_some(self.tally)
     }
 
-    pub(crate) fn opening(&self, config: &Config) -> Opening {
+    /// Whether this opening began the state period `generation`.
+    pub(crate) fn began(&self, generation: u32) -> bool {
+        self.generation == generation
+    }
+
+    pub(crate) fn opening(&self, config: &Config, last_failure: Option<&str>) -> Opening {
         let Tally {
             calls,
             failures,
@@ -211,6 +244,7 @@ impl Evidence {
             failure_rate: self.tally.failure_rate(),
             slow_rate: self.tally.slow_rate(),
             threshold,
+            last_failure: last_failure.map(str::to_owned),
             tripped_by: self.tripped_by,
         }
     }

@@ -36,6 +36,15 @@ pub trait IsFailure {
     fn is_ignored(&self) -> bool {
         false
     }
+
+    /// What the failure says, for the record of why a circuit opened
+    /// ([`Opening::last_failure`](crate::Opening::last_failure)); `None` by default. The
+    /// crate's own impls (`io::Error`, `BreakerError`, boxed errors, and those of its features)
+    /// give their `Display`, and `Result<T, E>` gives its error's. Only read when the circuit
+    /// has just opened, so it costs nothing otherwise.
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        None
+    }
 }
 
 /// How a call's outcome is recorded.
@@ -101,6 +110,9 @@ impl<T, E: IsFailure> IsFailure for Result<T, E> {
     fn is_failure(&self) -> bool {
         self.as_ref().err().is_some_and(E::is_failure)
     }
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        self.as_ref().err().and_then(E::failure_message)
+    }
 
     fn is_ignored(&self) -> bool {
         self.as_ref().err().is_some_and(E::is_ignored)
@@ -111,6 +123,9 @@ impl<E: IsFailure + ?Sized> IsFailure for Box<E> {
     fn is_failure(&self) -> bool {
         (**self).is_failure()
     }
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        (**self).failure_message()
+    }
     fn is_ignored(&self) -> bool {
         (**self).is_ignored()
     }
@@ -120,6 +135,9 @@ impl<E: IsFailure + ?Sized> IsFailure for Arc<E> {
     fn is_failure(&self) -> bool {
         (**self).is_failure()
     }
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        (**self).failure_message()
+    }
     fn is_ignored(&self) -> bool {
         (**self).is_ignored()
     }
@@ -128,6 +146,9 @@ impl<E: IsFailure + ?Sized> IsFailure for Arc<E> {
 impl<E: IsFailure + ?Sized> IsFailure for &E {
     fn is_failure(&self) -> bool {
         (**self).is_failure()
+    }
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        (**self).failure_message()
     }
     fn is_ignored(&self) -> bool {
         (**self).is_ignored()
@@ -139,6 +160,12 @@ impl<E: IsFailure + ?Sized> IsFailure for &E {
 pub trait Classify<T> {
     /// The verdict for the value.
     fn classify(self, value: &T) -> Verdict;
+
+    /// What a failed value says, if the classifier knows: see [`IsFailure::failure_message`].
+    fn message(value: &T) -> Option<&dyn std::fmt::Display> {
+        let _ = value;
+        None
+    }
 }
 
 impl<T, C: FnOnce(&T) -> Verdict> Classify<T> for C {
@@ -156,5 +183,8 @@ impl<T: IsFailure> Classify<T> for ByIsFailure {
     #[inline]
     fn classify(self, value: &T) -> Verdict {
         Verdict::of(value)
+    }
+    fn message(value: &T) -> Option<&dyn std::fmt::Display> {
+        value.failure_message()
     }
 }

@@ -68,6 +68,10 @@ macro_rules! erased {
             fn is_ignored(&self) -> bool {
                 verdict(self) == Verdict::Ignore
             }
+
+            fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+                Some(self)
+            }
         }
     )+};
 }
@@ -104,6 +108,10 @@ impl IsFailure for io::Error {
             .and_then(|e| e.downcast_ref::<BreakerError>())
             .is_some_and(BreakerError::is_ignored)
     }
+
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        Some(self)
+    }
 }
 
 /// Classified like `Box<dyn Error + Send + Sync>`: by the first error of a known type in its
@@ -125,6 +133,10 @@ impl IsFailure for anyhow::Error {
 
     fn is_ignored(&self) -> bool {
         verdict(self.as_ref()) == Verdict::Ignore
+    }
+
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        Some(self)
     }
 }
 

@@ -277,6 +277,10 @@ impl IsFailure for BreakerError {
     fn is_ignored(&self) -> bool {
         self.is_rejection()
     }
+
+    fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
+        Some(self)
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use crate::core::breaker::Breaker;
 use crate::core::breaker::transition::Change;
 use crate::core::config::Mode;
 use crate::core::events::{Subscription, Transition};
+use crate::core::opening::clipped;
 use crate::core::state::{State, Word};
 use crate::core::window::Tally;
 
@@ -108,6 +109,40 @@ impl Breaker {
             Mode::Shadow
         } else {
             Mode::Enforce
+        }
+    }
+
+    /// Tells the breaker what a counted failure said, so that if the circuit opened on it, its
+    /// [`last_opened`](crate::Snapshot::last_opened) says so too (`last_failure`). The attribute
+    /// and [`call`](Self::call) tell it themselves; call this after recording a failure through
+    /// a [`Permit`](crate::Permit) by hand. It costs one atomic load unless the circuit has just
+    /// opened and heard no message yet; a message is cut at 240 bytes.
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(1).build().unwrap());
+    /// breaker.try_acquire().unwrap().failure();
+    /// breaker.note_failure(&"connection refused by ledger-db:5432");
+    /// let opened = breaker.snapshot().last_opened.unwrap();
+    /// assert_eq!(opened.last_failure.as_deref(), Some("connection refused by ledger-db:5432"));
+    /// ```
+    #[inline]
+    pub fn note_failure(&self, failure: &dyn std::fmt::Display) {
+        if self.word().state() == State::Open {
+            self.keep_failure(failure);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn keep_failure(&self, failure: &dyn std::fmt::Display) {
+        let generation = self.word().generation();
+        let mut cold = self.cold();
+        if let Some(opened) = cold.opened.as_deref_mut() {
+            if opened.last_failure.is_none() && opened.evidence.began(generation) {
+                opened.last_failure = Some(clipped(failure.to_string()));
+            }
         }
     }
 

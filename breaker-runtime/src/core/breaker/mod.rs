@@ -30,7 +30,7 @@ use crate::base::name::Name;
 use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::core::config::{Config, Mode};
 use crate::core::events::Listeners;
-use crate::core::opening::Evidence;
+use crate::core::opening::Opened;
 use crate::core::probes::Probes;
 use crate::core::state::{State, Word};
 use crate::core::window::Window;
@@ -106,7 +106,7 @@ struct Cold {
     /// Allocated by the first subscriber: most breakers never have one.
     listeners: Option<Arc<Listeners>>,
     /// Why the circuit last opened. Boxed, so a breaker that never opens does not carry it.
-    opened: Option<Box<Evidence>>,
+    opened: Option<Box<Opened>>,
 }
 
 impl Breaker {
@@ -221,7 +221,7 @@ mod footprint {
         breaker.force_open();
         let opened = breaker.memory_footprint() - closed;
         assert!(
-            opened > 0 && opened <= 32,
+            opened > 0 && opened <= 48,
             "why it last opened is kept on the heap, once it has opened: {opened} bytes"
         );
         let _ = breaker.counts();

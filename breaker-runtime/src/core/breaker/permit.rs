@@ -95,6 +95,8 @@ pub(crate) trait Admitted: Sized {
     fn breaker(&self) -> &Breaker;
     fn started(&self) -> Option<Nanos>;
     fn conclude(self, ending: Ending);
+    /// Concludes a failure, and tells the breaker what it said ([`Breaker::note_failure`]).
+    fn conclude_noting(self, ending: Ending, failure: &dyn std::fmt::Display);
 }
 
 impl Admitted for Permit<'_> {
@@ -110,6 +112,10 @@ impl Admitted for Permit<'_> {
     fn conclude(mut self, ending: Ending) {
         self.held.conclude(ending);
     }
+    fn conclude_noting(mut self, ending: Ending, failure: &dyn std::fmt::Display) {
+        self.held.conclude(ending);
+        self.held.breaker.note_failure(failure);
+    }
 }
 
 impl Admitted for OwnedPermit {
@@ -124,6 +130,10 @@ impl Admitted for OwnedPermit {
     #[inline(always)]
     fn conclude(mut self, ending: Ending) {
         self.held.conclude(ending);
+    }
+    fn conclude_noting(mut self, ending: Ending, failure: &dyn std::fmt::Display) {
+        self.held.conclude(ending);
+        self.held.breaker.note_failure(failure);
     }
 }
 

@@ -9,7 +9,7 @@ use crate::base::name::Name;
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
 use crate::core::config::{Config, Mode};
-use crate::core::opening::{Evidence, Opening};
+use crate::core::opening::{Opened, Opening};
 use crate::core::state::State;
 use crate::core::window::Tally;
 
@@ -89,7 +89,14 @@ impl Breaker {
             ),
             _ => 0,
         };
-        let opened = self.cold().opened.as_deref().copied();
+        let (opened, last_opened) = {
+            let cold = self.cold();
+            let opened = cold.opened.as_deref();
+            (
+                opened.map(|o| o.evidence),
+                opened.map(|o| o.evidence.opening(&self.config, o.last_failure.as_deref())),
+            )
+        };
         let tally = match word.state() {
             State::Closed => self.window.tally(word.generation()),
             State::Open => opened
@@ -115,7 +122,7 @@ impl Breaker {
             probes_in_flight,
             next_probe_at,
             last_transition: last_transition.map(|at| clock::to_instant(at.get())),
-            last_opened: opened.map(|o| o.opening(&self.config)),
+            last_opened,
         }
     }
 
@@ -132,7 +139,9 @@ impl Breaker {
     pub fn memory_footprint(&self) -> usize {
         let cold = self.cold();
         let listeners = cold.listeners.as_ref().map_or(0, |l| l.heap_bytes());
-        let opened = cold.opened.as_ref().map_or(0, |_| size_of::<Evidence>());
+        let opened = cold.opened.as_ref().map_or(0, |o| {
+            size_of::<Opened>() + o.last_failure.as_ref().map_or(0, |m| m.len())
+        });
         std::mem::size_of::<Breaker>()
             + self.window.heap_bytes()
             + self.probes.heap_bytes()

@@ -6,7 +6,7 @@ use crate::base::clock::{self, Nanos};
 use crate::base::sync::Ordering;
 use crate::core::breaker::{Breaker, Cold};
 use crate::core::events::{self, Listeners, Origin, Transition};
-use crate::core::opening::Evidence;
+use crate::core::opening::{Evidence, Opened};
 use crate::core::state::{State, Word};
 use crate::core::window::Tally;
 
@@ -57,12 +57,21 @@ impl Breaker {
         let listeners = cold.listeners.clone();
         let announcement = self.publish(from, next, change, || listeners)?;
         let period = (now, next.generation());
-        let before = cold.opened.as_deref().copied();
+        let before = cold.opened.as_deref().map(|o| o.evidence);
         let judged = (&self.config, origin == Origin::Ordered);
-        if let Some(opened) = Evidence::of((from.state(), to), tally, period, before, judged) {
+        if let Some(evidence) = Evidence::of((from.state(), to), tally, period, before, judged) {
+            // A new opening: its failure's message is the caller's to tell (`note_failure`).
             match &mut cold.opened {
-                Some(kept) => **kept = opened,
-                None => cold.opened = Some(Box::new(opened)),
+                Some(kept) => {
+                    kept.evidence = evidence;
+                    kept.last_failure = None;
+                }
+                None => {
+                    cold.opened = Some(Box::new(Opened {
+                        evidence,
+                        last_failure: None,
+                    }));
+                }
             }
         }
         Some(announcement)

@@ -1,0 +1,144 @@
+//! Why a circuit opened: the rule, the counts, and what the failure it opened on said, in the
+//! snapshot and in a sentence. On tokio's paused clock.
+
+use std::time::Duration;
+
+use breaker_runtime::{BreakerError, IsFailure, OpenReason, circuit_breaker, registry};
+use breaker_tests::{breaker, count, ms};
+
+#[derive(Debug, thiserror::Error, IsFailure)]
+enum LedgerError {
+    #[error("ledger-db refused the connection on port {0}")]
+    Refused(u16),
+    #[breaker(healthy)]
+    #[error("no such account")]
+    NoAccount,
+    #[breaker(transparent)]
+    #[error(transparent)]
+    Breaker(#[from] BreakerError),
+}
+
+#[circuit_breaker(
+    window = "2",
+    threshold = "100%",
+    break_duration = "1s",
+    timeout = "100ms"
+)]
+async fn balance(account: u32) -> Result<u64, LedgerError> {
+    match account {
+        0 => Err(LedgerError::Refused(5432)),
+        1 => Err(LedgerError::NoAccount),
+        2 => {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(0)
+        }
+        _ => Ok(100),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_snapshot_says_what_the_failure_that_opened_the_circuit_said() {
+    let b = registry().get("why_opened::balance").unwrap();
+    assert!(balance(1).await.is_err(), "a business answer");
+    assert!(balance(0).await.is_err());
+    assert!(
+        b.snapshot().last_opened.is_none(),
+        "not open yet: nothing kept"
+    );
+    assert!(balance(0).await.is_err());
+    let opened = b.snapshot().last_opened.expect("open");
+    assert_eq!(opened.reason, OpenReason::FailureRate);
+    assert_eq!(
+        opened.last_failure.as_deref(),
+        Some("ledger-db refused the connection on port 5432")
+    );
+    assert_eq!(
+        opened.to_string(),
+        "failure rate 100% reached the threshold of 100% over 2 calls (2 failed, 0 slow)"
+    );
+
+    // The probe times out: the circuit opens again, and the timeout is what it opened on.
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(balance(2).await.is_err());
+    let reopened = b.snapshot().last_opened.unwrap();
+    assert_eq!(reopened.reason, OpenReason::ProbeFailed);
+    assert_eq!(
+        reopened.last_failure.as_deref(),
+        Some("call through circuit breaker `why_opened::balance` timed out after 100 ms")
+    );
+}
+
+#[derive(Debug, IsFailure)]
+enum Quiet {
+    Down {
+        #[allow(dead_code)] // Read through `Debug`, which is the point.
+        code: u16,
+    },
+    #[breaker(transparent)]
+    Breaker(BreakerError),
+}
+
+impl From<BreakerError> for Quiet {
+    fn from(e: BreakerError) -> Self {
+        Quiet::Breaker(e)
+    }
+}
+
+#[circuit_breaker(window = "1")]
+async fn quiet() -> Result<(), Quiet> {
+    Err(Quiet::Down { code: 503 })
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_without_display_is_told_by_its_debug() {
+    assert!(quiet().await.is_err());
+    let opened = registry()
+        .get("why_opened::quiet")
+        .unwrap()
+        .snapshot()
+        .last_opened
+        .unwrap();
+    assert_eq!(opened.last_failure.as_deref(), Some("Down { code: 503 }"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn breaker_call_tells_it_for_the_error_types_the_crate_knows() {
+    let b = breaker(count(2).name("why-call").break_duration(ms(1_000)));
+    for port in [1, 2] {
+        let failed = b
+            .call(async move {
+                Err::<(), _>(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionRefused,
+                    format!("refused on replica {port}"),
+                ))
+            })
+            .await;
+        assert!(failed.unwrap().is_err());
+    }
+    let opened = b.snapshot().last_opened.unwrap();
+    assert_eq!(
+        opened.last_failure.as_deref(),
+        Some("refused on replica 2"),
+        "the one it opened on"
+    );
+
+    // A failure that arrives later (admitted before the opening) does not rewrite the record.
+    b.note_failure(&"a late failure");
+    assert_eq!(
+        b.snapshot().last_opened.unwrap().last_failure.as_deref(),
+        Some("refused on replica 2")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_message_is_cut() {
+    let b = breaker(count(1).name("why-long"));
+    b.try_acquire().unwrap().failure();
+    b.note_failure(&"x".repeat(10_000));
+    let kept = b.snapshot().last_opened.unwrap().last_failure.unwrap();
+    assert!(
+        kept.len() <= 243 && kept.ends_with('…'),
+        "{} bytes",
+        kept.len()
+    );
+}
