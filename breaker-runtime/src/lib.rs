@@ -155,6 +155,9 @@ pub mod testing;
 #[cfg(all(test, breaker_loom))]
 mod loom_tests;
 
+#[cfg(feature = "http-endpoint")]
+#[doc(inline)]
+pub use adapters::endpoint;
 #[cfg(feature = "metrics")]
 #[doc(inline)]
 pub use adapters::metrics;

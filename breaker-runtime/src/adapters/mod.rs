@@ -1,6 +1,8 @@
 //! The breaker where other crates meet it, each behind its feature: tower and tonic middleware,
 //! `IsFailure` for http, reqwest and gRPC answers, the `metrics` facade, and serde.
 
+#[cfg(feature = "http-endpoint")]
+pub mod endpoint;
 #[cfg(any(feature = "tonic", all(feature = "tower", feature = "http")))]
 pub(crate) mod grpc;
 #[cfg(feature = "http")]

@@ -1,0 +1,141 @@
+//! The operator's view over HTTP (feature `http-endpoint`): every breaker as JSON for tools, a
+//! live page for people, and, with a token, the operator's commands.
+//!
+//! [`router`] (read-only) or [`Endpoint::router`] returns an axum [`Router`] to mount where the
+//! service likes, on an internal port: it says which dependencies are failing, and with a token
+//! it lets its holder open and close circuits.
+//!
+//! | request | answer |
+//! |---|---|
+//! | `GET /` | every breaker's snapshot as JSON (`Accept: text/html`: the live page) |
+//! | `GET /events` | server-sent events: the same JSON at once, after every transition and each second |
+//! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`: 200 with the breaker's snapshot; 403 while no token is configured, 401 without the right `Authorization: Bearer`, 404 for an unknown breaker, 400 for an unknown command, 413 for a body (commands take none) |
+//!
+//! ```
+//! use breaker_runtime::endpoint::Endpoint;
+//!
+//! let read_only: axum::Router = breaker_runtime::endpoint::router();
+//! let operated: axum::Router = Endpoint::new().token("s3cret-from-the-environment").router();
+//! let app = axum::Router::<()>::new().nest("/breakers", operated);
+//! # let _ = (read_only, app);
+//! ```
+//!
+//! | file | its job |
+//! |---|---|
+//! | `commands.rs` | the operator's commands, their token, and their log |
+//! | `history.rs` | the recent transitions the page shows |
+//! | `page.html` | the live page: no external asset, updated by server-sent events |
+
+mod commands;
+mod history;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+
+use crate::registry::registry;
+
+/// The page, whole: it loads nothing else.
+const PAGE: &str = include_str!("page.html");
+
+/// How often the events repeat the snapshots, so counts and the time to the next probe move
+/// between transitions.
+const REFRESH: Duration = Duration::from_secs(1);
+
+/// The endpoint's settings: read-only unless it has a token.
+#[derive(Clone, Default)]
+pub struct Endpoint {
+    token: Option<Arc<str>>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("commands", &self.token.is_some())
+            .finish()
+    }
+}
+
+/// The read-only endpoint: snapshots, the page and the events; every command answers 403.
+pub fn router() -> Router {
+    Endpoint::new().router()
+}
+
+impl Endpoint {
+    /// Read-only: no command is taken.
+    pub fn new() -> Endpoint {
+        Endpoint::default()
+    }
+
+    /// Takes the operator's commands from requests that carry `Authorization: Bearer <token>`
+    /// (compared in constant time). Read the token from the environment or a secret store, not
+    /// from code; an empty token turns commands off.
+    pub fn token(mut self, token: impl Into<String>) -> Endpoint {
+        let token = token.into();
+        self.token = (!token.is_empty()).then(|| Arc::from(token));
+        self
+    }
+
+    /// The routes, to mount where the service likes.
+    pub fn router(self) -> Router {
+        history::start();
+        Router::new()
+            .route("/", get(breakers))
+            .route("/events", get(events))
+            .route("/{name}/{command}", post(commands::command))
+            .layer(DefaultBodyLimit::max(commands::MAX_BODY))
+            .with_state(self)
+    }
+}
+
+/// Every breaker's snapshot and the recent transitions, as the page and tools read them.
+fn state_json() -> String {
+    let mut breakers: Vec<_> = registry().breakers().iter().map(|b| b.snapshot()).collect();
+    breakers.sort_by(|a, b| a.name().cmp(b.name()));
+    serde_json::json!({
+        "breakers": breakers,
+        "transitions": history::recent(),
+    })
+    .to_string()
+}
+
+async fn breakers(headers: HeaderMap) -> Response {
+    let wants_page = headers
+        .get(header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    if wants_page {
+        return ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response();
+    }
+    json(StatusCode::OK, state_json())
+}
+
+fn json(status: StatusCode, body: String) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+async fn events(State(_): State<Endpoint>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let changed = history::changes();
+    let stream = futures_util::stream::unfold((changed, true), |(mut changed, first)| async move {
+        if !first {
+            // The next transition, or the refresh, whichever comes first.
+            let _ = tokio::time::timeout(REFRESH, changed.changed()).await;
+        }
+        let event = Event::default().event("breakers").data(state_json());
+        Some((Ok(event), (changed, false)))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}

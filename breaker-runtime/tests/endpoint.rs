@@ -1,0 +1,194 @@
+//! The `http-endpoint` feature against a real server on a loopback port: the JSON, the page,
+//! the events, and the operator's commands with and without their token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use breaker_runtime::endpoint::Endpoint;
+use breaker_runtime::{Breaker, Config, Mode, State, registry};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+const TOKEN: &str = "test-token-7c1f";
+
+/// Serves `router` on a free loopback port, for the rest of the test.
+async fn serve(router: axum::Router) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    port
+}
+
+/// One HTTP/1.1 request, its status and body.
+async fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn registered(name: &'static str) -> Arc<Breaker> {
+    let breaker = Arc::new(Breaker::new(
+        Config::builder()
+            .name(name)
+            .count_window(2)
+            .build()
+            .unwrap(),
+    ));
+    registry().register(Arc::clone(&breaker)).unwrap();
+    breaker
+}
+
+#[tokio::test]
+async fn the_read_only_endpoint_lists_every_breaker_and_refuses_commands() {
+    let breaker = registered("endpoint-listed");
+    breaker.force_open();
+    let port = serve(breaker_runtime::endpoint::router()).await;
+
+    let (status, body) = request(port, "GET", "/", &[], "").await;
+    assert_eq!(status, 200);
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let listed = json["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "endpoint-listed")
+        .expect("listed");
+    assert_eq!(listed["state"], "forced_open");
+    assert_eq!(listed["mode"], "enforce");
+
+    let (status, page) = request(port, "GET", "/", &[("Accept", "text/html")], "").await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("new EventSource") && !page.contains("http://") && !page.contains("https://"),
+        "a page that loads nothing from outside"
+    );
+
+    let (status, _) = request(
+        port,
+        "POST",
+        "/endpoint-listed/reset",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+        "",
+    )
+    .await;
+    assert_eq!(status, 403, "read-only: commands are off without a token");
+    assert_eq!(breaker.state(), State::ForcedOpen);
+}
+
+#[tokio::test]
+async fn commands_need_the_token_and_answer_every_mistake_with_its_status() {
+    let breaker = registered("endpoint-operated");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = [("Authorization", bearer.as_str())];
+
+    let (status, _) = request(port, "POST", "/endpoint-operated/force_open", &[], "").await;
+    assert_eq!(status, 401, "no token");
+    let (status, _) = request(
+        port,
+        "POST",
+        "/endpoint-operated/force_open",
+        &[("Authorization", "Bearer test-token-7c1e")],
+        "",
+    )
+    .await;
+    assert_eq!(status, 401, "a wrong token");
+    assert_eq!(breaker.state(), State::Closed);
+
+    let (status, body) = request(port, "POST", "/endpoint-operated/force_open", &auth, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(breaker.state(), State::ForcedOpen);
+    assert!(body.contains("\"forced_open\""));
+    let (status, _) = request(port, "POST", "/endpoint-operated/half_open", &auth, "").await;
+    assert_eq!((status, breaker.state()), (200, State::HalfOpen));
+    let (status, _) = request(port, "POST", "/endpoint-operated/shadow", &auth, "").await;
+    assert_eq!((status, breaker.mode()), (200, Mode::Shadow));
+    let (status, _) = request(port, "POST", "/endpoint-operated/enforce", &auth, "").await;
+    assert_eq!((status, breaker.mode()), (200, Mode::Enforce));
+    let (status, _) = request(port, "POST", "/endpoint-operated/disable", &auth, "").await;
+    assert_eq!((status, breaker.state()), (200, State::Disabled));
+    let (status, _) = request(port, "POST", "/endpoint-operated/reset", &auth, "").await;
+    assert_eq!((status, breaker.state()), (200, State::Closed));
+
+    let (status, _) = request(port, "POST", "/no-such-breaker/reset", &auth, "").await;
+    assert_eq!(status, 404);
+    let (status, body) = request(port, "POST", "/endpoint-operated/explode", &auth, "").await;
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("force_open"),
+        "the error lists the commands: {body}"
+    );
+    let (status, _) = request(port, "GET", "/endpoint-operated/reset", &auth, "").await;
+    assert_eq!(status, 405);
+    let (status, _) = request(
+        port,
+        "POST",
+        "/endpoint-operated/reset",
+        &auth,
+        &"x".repeat(4_096),
+    )
+    .await;
+    assert_eq!(status, 413);
+    let (status, _) = request(port, "POST", "/endpoint-operated/reset", &auth, "{}").await;
+    assert_eq!(status, 400, "a command takes no body");
+    // A name with the characters attribute names have, percent-encoded.
+    let odd = registered("endpoint::odd#2");
+    let (status, _) = request(port, "POST", "/endpoint%3A%3Aodd%232/force_open", &auth, "").await;
+    assert_eq!((status, odd.state()), (200, State::ForcedOpen));
+}
+
+#[tokio::test]
+async fn the_events_send_the_breakers_at_once_and_again_after_a_transition() {
+    let breaker = registered("endpoint-evented");
+    let port = serve(breaker_runtime::endpoint::router()).await;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream
+        .write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    let mut next_data = async || loop {
+        let line = lines.next_line().await.unwrap().unwrap();
+        if let Some(data) = line.strip_prefix("data: ") {
+            return data.to_string();
+        }
+    };
+    let first = tokio::time::timeout(Duration::from_secs(5), next_data())
+        .await
+        .unwrap();
+    assert!(first.contains("endpoint-evented") && first.contains("\"closed\""));
+    breaker.force_open();
+    let after = tokio::time::timeout(Duration::from_secs(5), next_data())
+        .await
+        .unwrap();
+    assert!(
+        after.contains("\"forced_open\""),
+        "the transition is pushed: {after}"
+    );
+    assert!(
+        after.contains("\"to\":\"forced_open\""),
+        "and listed among the recent transitions"
+    );
+}
