@@ -484,19 +484,24 @@ fn wrap(
     // What a counted failure said, kept if the circuit opened on it; only an open circuit
     // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
     // says nothing.
-    let note_failure = annotated.map(|_| {
-        quote! {
-            if let ::core::result::Result::Ok((__breaker_failed, #krate::Verdict::Failure)) = &#outcome {
+    // What a counted failure said, kept if the circuit opened on it; only an open circuit
+    // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
+    // says nothing. Written into the failure's own arm, so the success and the rejection carry
+    // none of it.
+    let note = |value: TokenStream| {
+        annotated.map(|_| {
+            quote! {
                 if #breaker.state() == #krate::State::Open {
                     use #krate::__private::DescribeFailure as _;
                     #krate::__private::note_failure(
                         #breaker,
-                        (&&&&#krate::__private::Describe(__breaker_failed)).failure(),
+                        (&&&&#krate::__private::Describe(#value)).failure(),
                     );
                 }
             }
-        }
-    });
+        })
+    };
+    let note_value = note(quote!(&__breaker_value));
     let (stale_statics, stale_key) = match &stale {
         Some(stale) => (Some(&stale.statics), Some(&stale.key)),
         None => (None, None),
@@ -508,7 +513,6 @@ fn wrap(
         #stale_key
         #(#prelude)*
         let #outcome = #run;
-        #note_failure
     };
     // With `stale_for`, a good answer is kept, and a failed or rejected call serves the last
     // one for the same arguments before anything else.
@@ -543,6 +547,10 @@ fn wrap(
                 #carries_rejection
                 #guarded
                 match #outcome {
+                    ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Failure)) => {
+                        #note_value
+                        __breaker_value
+                    }
                     ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
                     ::core::result::Result::Err(__breaker_error) => #rejected,
                 }
@@ -558,6 +566,7 @@ fn wrap(
                 }
                 ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore)) => __breaker_value,
                 ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Failure)) => {
+                    #note_value
                     #serve_stale
                     __breaker_value
                 }
@@ -595,13 +604,23 @@ fn wrap(
         },
         None => quote_spanned!(fallback_span=> #call.await),
     };
+    let note_failed = note(quote!(__breaker_failed));
+    let noted = quote! {
+        if let ::core::result::Result::Ok((__breaker_failed, #krate::Verdict::Failure)) = &__breaker_unanswered {
+            #note_failed
+        }
+        ::core::mem::drop(__breaker_unanswered);
+    };
     if stale.is_none() {
         return quote! {
             #guarded
             match #outcome {
                 ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore)) => __breaker_value,
                 // A counted failure or the breaker's own answer: serve the fallback.
-                ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => #fallback_value,
+                __breaker_unanswered => {
+                    #noted
+                    #fallback_value
+                }
             }
         };
     }
@@ -615,7 +634,8 @@ fn wrap(
             ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore)) => __breaker_value,
             // A counted failure or the breaker's own answer: the last good answer if there is
             // one fresh enough, else the fallback.
-            ::core::result::Result::Ok((_, #krate::Verdict::Failure)) | ::core::result::Result::Err(_) => {
+            __breaker_unanswered => {
+                #noted
                 #serve_stale
                 #fallback_value
             }
