@@ -18,11 +18,18 @@ enum LedgerError {
     Breaker(#[from] BreakerError),
 }
 
+async fn cached_balance(_account: u32) -> Result<u64, LedgerError> {
+    Ok(0)
+}
+
+/// With a fallback (or `stale_for`), the caller never sees the failure, so the attribute tells
+/// the breaker what it said.
 #[circuit_breaker(
     window = "2",
     threshold = "100%",
     break_duration = "1s",
-    timeout = "100ms"
+    timeout = "100ms",
+    fallback = cached_balance
 )]
 async fn balance(account: u32) -> Result<u64, LedgerError> {
     match account {
@@ -40,12 +47,12 @@ async fn balance(account: u32) -> Result<u64, LedgerError> {
 async fn the_snapshot_says_what_the_failure_that_opened_the_circuit_said() {
     let b = registry().get("why_opened::balance").unwrap();
     assert!(balance(1).await.is_err(), "a business answer");
-    assert!(balance(0).await.is_err());
+    assert_eq!(balance(0).await.unwrap(), 0, "the fallback");
     assert!(
         b.snapshot().last_opened.is_none(),
         "not open yet: nothing kept"
     );
-    assert!(balance(0).await.is_err());
+    assert_eq!(balance(0).await.unwrap(), 0);
     let opened = b.snapshot().last_opened.expect("open");
     assert_eq!(opened.reason, OpenReason::FailureRate);
     assert_eq!(
@@ -59,7 +66,11 @@ async fn the_snapshot_says_what_the_failure_that_opened_the_circuit_said() {
 
     // The probe times out: the circuit opens again, and the timeout is what it opened on.
     tokio::time::advance(Duration::from_secs(1)).await;
-    assert!(balance(2).await.is_err());
+    assert_eq!(
+        balance(2).await.unwrap(),
+        0,
+        "timed out, and the fallback served"
+    );
     let reopened = b.snapshot().last_opened.unwrap();
     assert_eq!(reopened.reason, OpenReason::ProbeFailed);
     assert_eq!(
@@ -84,14 +95,18 @@ impl From<BreakerError> for Quiet {
     }
 }
 
-#[circuit_breaker(window = "1")]
+async fn quietly() -> Result<(), Quiet> {
+    Ok(())
+}
+
+#[circuit_breaker(window = "1", fallback = quietly)]
 async fn quiet() -> Result<(), Quiet> {
     Err(Quiet::Down { code: 503 })
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_error_without_display_is_told_by_its_debug() {
-    assert!(quiet().await.is_err());
+    assert!(quiet().await.is_ok(), "the fallback");
     let opened = registry()
         .get("why_opened::quiet")
         .unwrap()
@@ -140,5 +155,32 @@ async fn a_long_message_is_cut() {
         kept.len() <= 243 && kept.ends_with('…'),
         "{} bytes",
         kept.len()
+    );
+}
+
+#[circuit_breaker(window = "1")]
+async fn unfallen() -> Result<(), LedgerError> {
+    Err(LedgerError::Refused(6379))
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_fallback_the_failure_goes_back_to_the_caller_and_the_rule_is_kept() {
+    let err = unfallen().await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ledger-db refused the connection on port 6379",
+        "the caller has it"
+    );
+    let b = registry().get("why_opened::unfallen").unwrap();
+    let opened = b.snapshot().last_opened.unwrap();
+    assert_eq!(
+        (opened.reason, opened.calls, opened.failures),
+        (OpenReason::FailureRate, 1, 1)
+    );
+    // The caller may pass it on.
+    b.note_failure(&err);
+    assert_eq!(
+        b.snapshot().last_opened.unwrap().last_failure.as_deref(),
+        Some("ledger-db refused the connection on port 6379")
     );
 }
