@@ -219,7 +219,7 @@ impl<'a, T> DescribeFailure<'a> for Describe<'a, T> {
     }
 }
 
-/// Tells `breaker` what a counted failure said, if anything (see [`Breaker::note_failure`]).
+/// Tells `breaker` what a counted failure said, if anything (see [`crate::Breaker::note_failure`]).
 #[cold]
 #[inline(never)]
 pub fn note_failure(breaker: &crate::Breaker, message: Option<Message<'_>>) {
