@@ -1,18 +1,10 @@
 //! What an operator does to a live breaker beside force open, disable and reset: move an open
 //! circuit to half-open now. On tokio's paused clock.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use breaker_runtime::{Breaker, State, Transition};
-use breaker_tests::{breaker, call, count, down, ms, up};
-
-fn transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    b.on_transition(move |t: &Transition| sink.lock().unwrap().push((t.from, t.to)))
-        .forever();
-    seen
-}
+use breaker_runtime::State;
+use breaker_tests::{breaker, call, count, down, ms, record_transitions, up};
 
 #[tokio::test(start_paused = true)]
 async fn half_open_moves_an_open_circuit_to_its_probes_before_the_break_is_over() {
@@ -21,7 +13,7 @@ async fn half_open_moves_an_open_circuit_to_its_probes_before_the_break_is_over(
             .break_duration(ms(1_000))
             .max_break_duration(ms(8_000)),
     );
-    let seen = transitions(&b);
+    let seen = record_transitions(&b);
     call(&b, down()).await;
     assert_eq!(b.state(), State::Open);
     tokio::time::advance(ms(10)).await;
@@ -73,7 +65,7 @@ async fn half_open_leaves_every_other_state_as_it_is() {
     tokio::time::advance(ms(100)).await;
     let probe = b.try_acquire().unwrap();
     assert_eq!(b.state(), State::HalfOpen);
-    let seen = transitions(&b);
+    let seen = record_transitions(&b);
     assert!(
         !b.half_open(),
         "already half-open: the probe in flight keeps its slot"

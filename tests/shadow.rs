@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use breaker_runtime::{
-    Breaker, CallEvent, CallObserver, Config, Mode, State, Transition, add_call_observer,
-    circuit_breaker, registry,
+    Breaker, CallEvent, CallObserver, Config, Mode, State, add_call_observer, circuit_breaker,
+    registry,
 };
-use breaker_tests::{breaker, call, count, down, ms, up};
+use breaker_tests::{breaker, call, count, down, ms, record_transitions, up};
 
 /// Calls each breaker named `shadow-…` would have rejected, by name.
 static WOULD_REJECT: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -63,10 +63,7 @@ async fn a_shadow_breaker_opens_as_usual_but_every_call_still_runs() {
     watch();
     let b = registry().get("shadow-quote").unwrap();
     assert_eq!((b.mode(), b.config().mode()), (Mode::Shadow, Mode::Shadow));
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    b.on_transition(move |t: &Transition| sink.lock().unwrap().push((t.from, t.to)))
-        .forever();
+    let seen = record_transitions(&b);
 
     for _ in 0..2 {
         assert_eq!(

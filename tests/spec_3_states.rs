@@ -1,10 +1,12 @@
 //! SPEC section 3: states. One test per rule, on tokio's paused clock.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, BreakerError, State, Transition, Verdict};
-use breaker_tests::{after, breaker, call, count, down, ms, panicking_call, up};
+use breaker_runtime::{Breaker, BreakerError, State, Verdict};
+use breaker_tests::{
+    after, breaker, call, count, down, ms, panicking_call, record_transitions, up,
+};
 
 /// Fails calls until the circuit opens; a breaker that does not open within its window's worth
 /// of failures (a broken trip rule) fails the test here instead of hanging it.
@@ -25,14 +27,6 @@ async fn trip(b: &Breaker) {
         "{} failures in a row did not open the circuit",
         most + 1
     );
-}
-
-fn record_transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    b.on_transition(move |t: &Transition| sink.lock().unwrap().push((t.from, t.to)))
-        .forever();
-    seen
 }
 
 // --- Closed -----------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 //! Helpers shared by the integration tests.
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, Config, ConfigBuilder};
+use breaker_runtime::{Breaker, Config, ConfigBuilder, State, Transition};
 
 /// A builder with a count window of `n` and no timeout, the base most tests vary.
 pub fn count(n: u32) -> ConfigBuilder {
@@ -58,4 +58,13 @@ pub async fn panicking_call(breaker: &Arc<Breaker>) -> bool {
 /// Milliseconds.
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
+}
+
+/// Every transition of `b` from now on, as (from, to), in order.
+pub fn record_transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    b.on_transition(move |t: &Transition| sink.lock().unwrap().push((t.from, t.to)))
+        .forever();
+    seen
 }

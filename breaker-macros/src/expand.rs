@@ -315,7 +315,7 @@ fn rebuild(pattern: &Pat, krate: &TokenStream, span: Span) -> Option<TokenStream
 /// The uses `stale_for` cannot serve: its cache is a static, keyed by owned copies of the
 /// arguments, so it must name their types and the return type without a generic parameter.
 fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
-    let Some(stale_for) = options.stale_for else {
+    if options.stale_for.is_none() {
         if let Some(entries) = options.stale_entries {
             errors.push(
                 entries.span,
@@ -323,7 +323,7 @@ fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
             );
         }
         return;
-    };
+    }
     if let Some(param) = item.sig.generics.type_params().next() {
         errors.push_spanned(
             param,
@@ -354,7 +354,6 @@ fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
             );
         }
     }
-    let _ = stale_for;
 }
 
 /// What `stale_for` adds: the static that keeps the answers, the key built from the

@@ -22,6 +22,11 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// `Shadow` if `shadow`, else `Enforce`: for a mode kept as a flag.
+    pub const fn shadow_if(shadow: bool) -> Mode {
+        if shadow { Mode::Shadow } else { Mode::Enforce }
+    }
+
     /// The mode as the attribute spells it: `"enforce"` or `"shadow"`.
     pub fn as_str(self) -> &'static str {
         match self {

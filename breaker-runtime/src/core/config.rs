@@ -241,11 +241,7 @@ impl Config {
     /// The mode a breaker built from it starts in; an operator may switch a live one
     /// ([`Breaker::set_mode`](crate::Breaker::set_mode)).
     pub fn mode(&self) -> Mode {
-        if self.calls & SHADOW == 0 {
-            Mode::Enforce
-        } else {
-            Mode::Shadow
-        }
+        Mode::shadow_if(self.calls & SHADOW != 0)
     }
     /// How long a successful call may take before it counts as slow; `None` turns detection off.
     pub fn slow_call(&self) -> Option<Duration> {
@@ -289,16 +285,23 @@ impl Config {
         if self.break_jitter == 0 {
             return nanos;
         }
-        let most = nanos as f64 * f64::from(self.break_jitter) / 10_000.0;
-        // `as` saturates, and the share is below the break, so this never overflows much.
-        nanos.saturating_add((most * random::fraction()) as u64)
+        nanos.saturating_add(
+            self.most_jitter(nanos)
+                .mul_f64(random::fraction())
+                .as_nanos() as u64,
+        )
     }
 
     /// The longest a break can last: the cap (or the break, without growth) and its jitter.
     pub fn longest_break(&self) -> Duration {
         let longest = self.max_break_duration.max(self.break_duration);
-        let jitter = longest as f64 * f64::from(self.break_jitter) / 10_000.0;
-        Duration::from_nanos(longest.saturating_add(jitter as u64))
+        Duration::from_nanos(longest).saturating_add(self.most_jitter(longest))
+    }
+
+    /// The most the jitter adds to a break of `nanos`.
+    fn most_jitter(&self, nanos: u64) -> Duration {
+        // At most the break itself (10 000 hundredths of a percent), so it cannot overflow.
+        Duration::from_nanos((u128::from(nanos) * u128::from(self.break_jitter) / 10_000) as u64)
     }
 
     /// Whether everything but the name agrees: two declarations of one breaker must.

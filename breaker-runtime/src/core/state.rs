@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use breaker_options::Mode;
+
 /// The state of a circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -132,6 +134,11 @@ impl Word {
     #[inline]
     pub(crate) const fn shadow(self) -> bool {
         self.0 & SHADOW != 0
+    }
+
+    /// The breaker's mode, as the word marks it.
+    pub(crate) const fn mode(self) -> Mode {
+        Mode::shadow_if(self.shadow())
     }
 
     pub(crate) const fn listened(self) -> bool {

@@ -105,11 +105,7 @@ impl Breaker {
 
     /// Whether the breaker rejects calls while open, or only reports it would have.
     pub fn mode(&self) -> Mode {
-        if self.word().shadow() {
-            Mode::Shadow
-        } else {
-            Mode::Enforce
-        }
+        self.word().mode()
     }
 
     /// Tells the breaker what a counted failure said, so that if the circuit opened on it, its

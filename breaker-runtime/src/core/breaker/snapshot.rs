@@ -109,11 +109,7 @@ impl Breaker {
         Snapshot {
             config: self.config.clone(),
             state: word.state(),
-            mode: if word.shadow() {
-                Mode::Shadow
-            } else {
-                Mode::Enforce
-            },
+            mode: word.mode(),
             calls: tally.calls,
             failures: tally.failures,
             slow: tally.slow,
