@@ -107,6 +107,7 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
     assert_eq!(breaker.state(), State::Closed);
 
     drive_policies().await;
+    let timed = drive_timed().await;
 
     // The exporter's listener starts in the background; give it a moment.
     let mut body = String::new();
@@ -161,6 +162,41 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
     );
     assert_eq!(OWN_FINISHED.load(Ordering::Relaxed), 5);
 
+    let t = r#"breaker="timed""#;
+    assert_eq!(
+        value(
+            &body,
+            &format!("circuit_breaker_rejected_since_transition{{{t}}}")
+        ),
+        Some(4.0),
+        "refreshed by the rejection a second later:\n{body}"
+    );
+    let window = |stat: &str| {
+        value(
+            &body,
+            &format!(r#"circuit_breaker_window_call_duration_seconds{{{t},stat="{stat}"}}"#),
+        )
+        .unwrap_or_else(|| panic!("{stat}:\n{body}"))
+    };
+    let snapshot = timed.snapshot();
+    assert_eq!(
+        window("mean"),
+        snapshot.mean_duration.unwrap().as_secs_f64()
+    );
+    assert_eq!(window("max"), snapshot.max_duration.unwrap().as_secs_f64());
+    assert!(
+        (0.030..0.5).contains(&window("mean")) && (0.040..0.5).contains(&window("max")),
+        "calls of 20 and 40 ms: {body}"
+    );
+    assert_eq!(
+        value(
+            &body,
+            &format!("circuit_breaker_rejected_since_transition{{{b}}}")
+        ),
+        Some(0.0),
+        "closed again, it turned nobody away since:\n{body}"
+    );
+
     let g = r#"breaker="guarded""#;
     let retries = |outcome: &str| {
         value(
@@ -187,6 +223,47 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
             "{series}:\n{body}"
         );
     }
+}
+
+/// A breaker whose two timed calls (20 and 40 ms, on the running clock) trip it, which then
+/// turns four calls away, the last a second after the others so the gauges are read again.
+async fn drive_timed() -> Arc<Breaker> {
+    let timed = Arc::new(Breaker::new(
+        Config::builder()
+            .name("timed")
+            .count_window(2)
+            .break_duration(Duration::from_secs(600))
+            .build()
+            .unwrap(),
+    ));
+    registry().register(Arc::clone(&timed)).unwrap();
+    for took in [20, 40] {
+        timed
+            .call(async move {
+                tokio::time::sleep(Duration::from_millis(took)).await;
+                reset()
+            })
+            .await
+            .unwrap()
+            .ok();
+    }
+    assert_eq!(timed.state(), State::Open);
+    for _ in 0..3 {
+        assert!(
+            timed
+                .call(async { Ok::<_, std::io::Error>(()) })
+                .await
+                .is_err()
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1_050)).await;
+    assert!(
+        timed
+            .call(async { Ok::<_, std::io::Error>(()) })
+            .await
+            .is_err()
+    );
+    timed
 }
 
 fn reset() -> Result<(), std::io::Error> {

@@ -12,12 +12,18 @@
 //! | `circuit_breaker_retries_total` | counter: a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
 //! | `circuit_breaker_bulkhead_rejected_total` | counter: calls a full bulkhead turned away | `breaker` |
 //! | `circuit_breaker_deadline_exceeded_total` | counter: calls cut by a policy's deadline | `breaker` |
+//! | `circuit_breaker_rejected_since_transition` | gauge: calls turned away since the breaker's last transition (the total is `calls_total{outcome="rejected"}`) | `breaker` |
+//! | `circuit_breaker_window_call_duration_seconds` | gauge: the window's call durations ([`Snapshot::mean_duration`](crate::Snapshot::mean_duration)); NaN while unknown | `breaker`, `stat`: mean, max |
+//!
+//! The two gauges read a breaker's [snapshot](crate::Breaker::snapshot): after each of its
+//! transitions, and for every breaker at most once a second while calls flow.
 //!
 //! A panicking call counts as a `failure`. Transitions and states are those of the breakers in
 //! the [registry](crate::registry()): every declared breaker, and those registered by hand.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::base::clock;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::observer::{
     CallEvent, CallObserver, Ending, ObserverAlreadySet, add_call_observer,
@@ -64,6 +70,49 @@ fn record_state(breaker: &Breaker, state: State) {
         .set(state_value(state));
 }
 
+/// Sets the gauges read from a breaker's snapshot.
+fn record_snapshot(breaker: &Breaker) {
+    let snapshot = breaker.snapshot();
+    let name = breaker.name().label();
+    metrics::gauge!("circuit_breaker_rejected_since_transition", "breaker" => name.clone())
+        .set(snapshot.rejected_since_transition as f64);
+    for (stat, duration) in [
+        ("mean", snapshot.mean_duration),
+        ("max", snapshot.max_duration),
+    ] {
+        // NaN once unknown (half-open, say), so the last known value does not linger.
+        metrics::gauge!("circuit_breaker_window_call_duration_seconds", "breaker" => name.clone(), "stat" => stat)
+            .set(duration.map_or(f64::NAN, |d| d.as_secs_f64()));
+    }
+}
+
+/// Reads every registered breaker's snapshot into the gauges, unless that was done less than
+/// a second ago: the first call of each second pays for it.
+fn refresh_snapshots() {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let now = clock::now();
+    // Relaxed: the time only elects one refresher per second; it publishes nothing.
+    let next = NEXT.load(Ordering::Relaxed);
+    if now < next
+        || NEXT
+            .compare_exchange(
+                next,
+                now.saturating_add(REFRESH),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_err()
+    {
+        return;
+    }
+    for breaker in registry().breakers() {
+        record_snapshot(&breaker);
+    }
+}
+
+/// How often the snapshot gauges are read while calls flow, in nanoseconds.
+const REFRESH: u64 = 1_000_000_000;
+
 fn record_transition(t: &Transition) {
     metrics::counter!(
         "circuit_breaker_transitions_total",
@@ -73,6 +122,9 @@ fn record_transition(t: &Transition) {
     )
     .increment(1);
     metrics::gauge!("circuit_breaker_state", "breaker" => t.breaker.label()).set(state_value(t.to));
+    if let Some(breaker) = registry().get(&t.breaker) {
+        record_snapshot(&breaker);
+    }
 }
 
 fn outcome(ending: Ending) -> &'static str {
@@ -86,6 +138,7 @@ struct Recorder;
 
 impl CallObserver for Recorder {
     fn on_call(&self, breaker: &Breaker, event: CallEvent) {
+        refresh_snapshots();
         let name = breaker.name().label();
         match event {
             CallEvent::Admitted => {}

@@ -125,7 +125,7 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 13)?;
+        let mut s = serializer.serialize_struct("Snapshot", 17)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("mode", self.mode.as_str())?;
@@ -135,6 +135,13 @@ impl Serialize for Snapshot {
         s.serialize_field("failure_rate", &self.failure_rate)?;
         s.serialize_field("slow_rate", &self.slow_rate)?;
         s.serialize_field("probes_in_flight", &self.probes_in_flight)?;
+        s.serialize_field("rejected", &self.rejected)?;
+        s.serialize_field("rejected_since_transition", &self.rejected_since_transition)?;
+        s.serialize_field(
+            "mean_duration_ms",
+            &self.mean_duration.map(fractional_millis),
+        )?;
+        s.serialize_field("max_duration_ms", &self.max_duration.map(fractional_millis))?;
         s.serialize_field(
             "next_probe_in_ms",
             &self
@@ -154,6 +161,11 @@ impl Serialize for Snapshot {
         s.serialize_field("config", &self.config)?;
         s.end()
     }
+}
+
+/// A call's duration in milliseconds, to the microsecond the breaker keeps.
+fn fractional_millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1_000.0
 }
 
 /// An opening, its time written relative to `now` like the snapshot's.

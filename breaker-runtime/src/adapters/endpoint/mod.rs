@@ -42,6 +42,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::Stream;
 
+use crate::core::breaker::observer;
 use crate::registry::registry;
 
 /// The page, whole: it loads nothing else.
@@ -86,8 +87,13 @@ impl Endpoint {
     }
 
     /// The routes, to mount where the service likes.
+    ///
+    /// Building them makes every breaker time its calls from then on (as an installed call
+    /// observer does: a clock reading at each end of a call), so the page shows how long the
+    /// window's calls take.
     pub fn router(self) -> Router {
         history::start();
+        observer::time_calls();
         Router::new()
             .route("/", get(breakers))
             .route("/events", get(events))

@@ -90,6 +90,7 @@ impl Breaker {
             if word.shadow() {
                 return Ok(self.admit_in_shadow());
             }
+            self.count_rejection();
             if observer::installed() {
                 self.observe_admission(false);
             }
@@ -123,8 +124,12 @@ impl Breaker {
     #[inline(never)]
     fn admit_slow(&self) -> Result<Permit<'_>, BreakerError> {
         let admitted = self.try_acquire_slow(self.word());
-        if admitted.is_err() && self.word().shadow() {
-            return Ok(self.admit_in_shadow());
+        if admitted.is_err() {
+            if self.word().shadow() {
+                return Ok(self.admit_in_shadow());
+            }
+            // Before the observers hear of it, so a snapshot they take counts it.
+            self.count_rejection();
         }
         if observer::installed() {
             self.observe_admission(admitted.is_ok());

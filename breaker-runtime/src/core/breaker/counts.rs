@@ -3,6 +3,7 @@
 //! nobody counts keeps its hot path: a closed success into a window full of successes records
 //! nothing at all.
 
+use crate::base::clock::Nanos;
 use crate::base::sync::{AtomicU64, Ordering};
 use crate::base::thread_slot;
 use crate::core::breaker::Breaker;
@@ -62,6 +63,10 @@ struct Shard {
     calls: AtomicU64,
     failures: AtomicU64,
     slow: AtomicU64,
+    rejected: AtomicU64,
+    /// The shared shard's alone: the rejections counted before the last transition. (In the
+    /// others, room the cache line has anyway.)
+    rejected_before: AtomicU64,
 }
 
 impl Default for Counters {
@@ -111,6 +116,42 @@ impl Counters {
         }
     }
 
+    /// Adds a rejection: as an outcome is added, to the thread's own shard.
+    #[inline]
+    fn add_rejection(&self) {
+        let last = self.shards.len() - 1;
+        match thread_slot::current().filter(|n| *n < last) {
+            // Relaxed, and a plain load and store, as in `add`.
+            Some(n) => bump(&self.shards[n].rejected),
+            None => {
+                self.shards[last].rejected.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Every rejection so far, and those since [`restart_rejections`](Self::restart_rejections).
+    fn rejected(&self) -> (u64, u64) {
+        let total = self
+            .shards
+            .iter()
+            .map(|shard| shard.rejected.load(Ordering::Relaxed))
+            .sum::<u64>();
+        let before = self.shared().rejected_before.load(Ordering::Relaxed);
+        (total, total.saturating_sub(before))
+    }
+
+    /// Counts rejections since now, beside the total.
+    fn restart_rejections(&self) {
+        let (total, _) = self.rejected();
+        self.shared()
+            .rejected_before
+            .store(total, Ordering::Relaxed);
+    }
+
+    fn shared(&self) -> &Shard {
+        &self.shards[self.shards.len() - 1]
+    }
+
     /// The shards' heap.
     pub(super) fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.shards)
@@ -150,6 +191,37 @@ impl Breaker {
             self.state.fetch_or(Word::COUNTED_BIT, Ordering::Relaxed);
         }
         counters.read()
+    }
+
+    /// Counts a call turned away. Unlike outcomes, rejections are always counted: the first
+    /// one allocates the counters, off the closed path.
+    #[inline]
+    pub(super) fn count_rejection(&self) {
+        self.outside().counters.add_rejection();
+    }
+
+    /// Calls turned away since the breaker was built, and since its last transition.
+    pub(super) fn rejections(&self) -> (u64, u64) {
+        self.outside
+            .get()
+            .map_or((0, 0), |outside| outside.counters.rejected())
+    }
+
+    /// Starts counting rejections since this transition, for a breaker whose outside seams are
+    /// in use.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn restart_outside_counts(&self) {
+        if let Some(outside) = self.outside.get() {
+            outside.counters.restart_rejections();
+        }
+    }
+
+    /// Leaves the durations kept so far to the closed period that ends now.
+    pub(super) fn restart_durations(&self, now: Nanos) {
+        if let Some(durations) = self.outside.get().and_then(|o| o.durations.get()) {
+            durations.restart(now);
+        }
     }
 
     /// Adds one outcome. Relaxed: each counter is one number read on its own, and nothing else

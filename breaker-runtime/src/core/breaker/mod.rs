@@ -16,7 +16,8 @@
 //! | `command.rs` | force open, disable, reset, half-open, mode, subscribe |
 //! | `remote.rs` | orders from outside (a fleet), dropped when stale |
 //! | `wait.rs` | waiting for admission, on tokio's clock |
-//! | `counts.rs` | monotonic outcome counts, for export |
+//! | `counts.rs` | monotonic outcome counts, for export, and rejections |
+//! | `durations.rs` | how long the window's calls took, for operators |
 //! | `snapshot.rs` | what it holds, for dashboards |
 //! | `permit.rs`, `kind.rs` | the permit a call carries, and what it was admitted as |
 //! | `observer.rs` | the hook call observers (metrics) subscribe to |
@@ -38,6 +39,7 @@ use crate::core::window::Window;
 mod admit;
 mod command;
 pub(crate) mod counts;
+mod durations;
 pub(crate) mod kind;
 pub(crate) mod observer;
 pub(crate) mod permit;
@@ -48,6 +50,7 @@ pub(crate) mod transition;
 mod wait;
 
 use counts::Counters;
+use durations::Durations;
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.
@@ -91,8 +94,10 @@ pub struct Breaker {
 /// The state of the seams to the outside.
 #[derive(Default)]
 struct Outside {
-    /// Monotonic outcome counts, once [`Breaker::counts`] began them.
+    /// Monotonic outcome counts, once [`Breaker::counts`] began them; rejections always.
     counters: Counters,
+    /// The window's call durations, once a call was timed.
+    durations: OnceLock<Box<Durations>>,
     /// Tasks waiting for admission ([`Breaker::admitted`]); woken by every transition and
     /// every probe slot given back.
     waiters: Notify,
@@ -164,9 +169,13 @@ impl Breaker {
     }
 
     fn outside_bytes(&self) -> usize {
-        self.outside
-            .get()
-            .map_or(0, |o| size_of::<Outside>() + o.counters.heap_bytes())
+        self.outside.get().map_or(0, |o| {
+            let durations = o
+                .durations
+                .get()
+                .map_or(0, |d| size_of::<Durations>() + d.heap_bytes());
+            size_of::<Outside>() + o.counters.heap_bytes() + durations
+        })
     }
 
     fn cold(&self) -> MutexGuard<'_, Cold> {
@@ -227,8 +236,10 @@ mod footprint {
         let _ = breaker.counts();
         let outside = breaker.memory_footprint() - closed - opened;
         let shards = breaker.outside.get().unwrap().counters.heap_bytes();
+        // The counts' shards, the waiters, the last order, and the durations' ring once a call
+        // is timed (8 bytes more than before the ring: the struct above has no room for it).
         assert!(
-            outside - shards <= 64,
+            outside - shards <= 72,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );

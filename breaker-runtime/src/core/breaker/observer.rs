@@ -176,6 +176,21 @@ pub fn set_call_observer(observer: impl CallObserver) -> Result<(), ObserverAlre
     Ok(())
 }
 
+/// Makes every breaker time its calls, as it does while an observer is installed, for a view
+/// that shows the window's call durations without observing calls itself (the endpoint).
+#[cfg(feature = "http-endpoint")]
+pub(crate) fn time_calls() {
+    struct Timing;
+    impl CallObserver for Timing {
+        fn on_call(&self, _: &Breaker, _: CallEvent) {}
+    }
+    static ADDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    // Relaxed: the flag only elects the one caller that adds it.
+    if !installed() && !ADDED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        add_call_observer(Timing);
+    }
+}
+
 #[inline]
 pub(crate) fn installed() -> bool {
     OBSERVERS.get().is_some()

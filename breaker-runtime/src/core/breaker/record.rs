@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use crate::base::clock::{self, Nanos};
 use crate::core::breaker::Breaker;
+use crate::core::breaker::durations::Durations;
 use crate::core::breaker::kind::Kind;
 use crate::core::breaker::observer::{self, CallEvent, Ending};
 use crate::core::breaker::transition::Change;
@@ -36,23 +37,35 @@ impl Breaker {
 
     #[inline(never)]
     fn finish_and_record(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
+        // One reading of the clock serves the slow-call rule, the observers and the durations.
+        let timed = started.map(|started| {
+            let ended = clock::now();
+            (ended, ended.saturating_sub(started))
+        });
+        let took = timed.map(|(_, took)| took);
         let outcome = match ending {
-            Ending::Success => Some(self.slow_or(Outcome::Success, started)),
+            Ending::Success => Some(self.slow_or(Outcome::Success, took)),
             Ending::Slow => Some(Outcome::Slow),
             Ending::Failure | Ending::Timeout | Ending::Panic => Some(Outcome::Failure),
             Ending::Ignored | Ending::Cancelled => None,
         };
         if observer::installed() {
-            self.observe_finish(ending, outcome, started);
+            self.observe_finish(ending, outcome, took);
         }
         match kind {
             Kind::Closed { generation } => {
                 if let Some(outcome) = outcome {
+                    if let Some((ended, took)) = timed {
+                        self.keep_duration(generation, ended, took);
+                    }
                     self.record_closed(generation, outcome);
                 }
             }
             Kind::Counted { generation } => {
                 if let Some(outcome) = outcome {
+                    if let Some((ended, took)) = timed {
+                        self.keep_duration(generation, ended, took);
+                    }
                     self.count(outcome);
                     self.record_closed(generation, outcome);
                 }
@@ -64,23 +77,34 @@ impl Breaker {
 
     #[cold]
     #[inline(never)]
-    fn observe_finish(&self, ending: Ending, outcome: Option<Outcome>, started: Option<Nanos>) {
+    fn observe_finish(&self, ending: Ending, outcome: Option<Outcome>, took: Option<Nanos>) {
         let ending = if outcome == Some(Outcome::Slow) {
             Ending::Slow
         } else {
             ending
         };
-        let elapsed = started.map(|s| Duration::from_nanos(clock::now().saturating_sub(s)));
+        let elapsed = took.map(Duration::from_nanos);
         observer::notify(self, CallEvent::Finished { ending, elapsed });
     }
 
+    /// Keeps a timed closed call's duration for the window's summary, unless the call belongs
+    /// to a closed period that has ended.
+    #[inline(never)]
+    fn keep_duration(&self, generation: u32, ended: Nanos, took: Nanos) {
+        if generation != self.generation() {
+            return;
+        }
+        self.outside()
+            .durations
+            .get_or_init(|| Box::new(Durations::new(self.config.window(), ended)))
+            .record(ended, took);
+    }
+
     #[inline]
-    fn slow_or(&self, outcome: Outcome, started: Option<Nanos>) -> Outcome {
+    fn slow_or(&self, outcome: Outcome, took: Option<Nanos>) -> Outcome {
         let limit = self.config.slow_call_nanos();
-        match started {
-            Some(started) if limit > 0 && clock::now().saturating_sub(started) > limit => {
-                Outcome::Slow
-            }
+        match took {
+            Some(took) if limit > 0 && took > limit => Outcome::Slow,
             _ => outcome,
         }
     }

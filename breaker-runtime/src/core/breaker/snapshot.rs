@@ -1,6 +1,7 @@
 //! What a breaker holds, for dashboards and health checks, and what it costs in memory.
 
 use std::num::NonZeroU64;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -8,7 +9,8 @@ use crate::base::clock;
 use crate::base::name::Name;
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
-use crate::core::config::{Config, Mode};
+use crate::core::breaker::durations::Summary;
+use crate::core::config::{Config, Mode, Window as WindowConfig};
 use crate::core::opening::{Opened, Opening};
 use crate::core::state::State;
 use crate::core::window::Tally;
@@ -56,6 +58,22 @@ pub struct Snapshot {
     /// Why the circuit last opened, and the counts that opened it; kept after it closes again.
     /// `None` if it never opened.
     pub last_opened: Option<Opening>,
+    /// Calls turned away since the breaker was built: the circuit was open or every probe slot
+    /// was taken. (A breaker in shadow mode turns none away; a caller waiting in
+    /// [`admitted`](Breaker::admitted) is not turned away either.)
+    pub rejected: u64,
+    /// Calls turned away since the last transition.
+    pub rejected_since_transition: u64,
+    /// The mean duration of the window's calls, and [`max_duration`](Self::max_duration) the
+    /// longest, alongside [`calls`](Self::calls) and with the same rule for each state. Known
+    /// only for the calls the breaker timed: it times them while it detects slow calls
+    /// (`slow_call`) or while a call observer is installed (`metrics`, `opentelemetry`, the
+    /// `http-endpoint` router); `None` otherwise, or when the window holds no timed call. Of a
+    /// window of more than 1 024 calls, the latest 1 024; a call of more than 268 s counts as
+    /// 268 s.
+    pub mean_duration: Option<Duration>,
+    /// The longest of the window's calls: see [`mean_duration`](Self::mean_duration).
+    pub max_duration: Option<Duration>,
 }
 
 impl Snapshot {
@@ -104,6 +122,10 @@ impl Breaker {
                 .unwrap_or(Tally::EMPTY),
             _ => Tally::EMPTY,
         };
+        let durations = (tally.calls > 0)
+            .then(|| self.window_durations(word.state(), last_transition))
+            .flatten();
+        let (rejected, rejected_since_transition) = self.rejections();
         let next_probe_at = (word.state() == State::Open)
             .then(|| clock::to_instant(self.open_until.load(Ordering::Relaxed)));
         Snapshot {
@@ -119,6 +141,29 @@ impl Breaker {
             next_probe_at,
             last_transition: last_transition.map(|at| clock::to_instant(at.get())),
             last_opened,
+            rejected,
+            rejected_since_transition,
+            mean_duration: durations.map(|d| d.mean),
+            max_duration: durations.map(|d| d.max),
+        }
+    }
+
+    /// The summary of the durations the window's calls took: those of the closed period now,
+    /// or, open after the window tripped, those of the window that tripped it.
+    fn window_durations(
+        &self,
+        state: State,
+        last_transition: Option<NonZeroU64>,
+    ) -> Option<Summary> {
+        let durations = self.outside.get()?.durations.get()?;
+        let span = match self.config.window() {
+            WindowConfig::Time(span) => Some(span),
+            WindowConfig::Count(_) => None,
+        };
+        match state {
+            State::Closed => durations.summary(clock::now(), span),
+            State::Open => durations.summary(last_transition?.get(), span),
+            _ => None,
         }
     }
 

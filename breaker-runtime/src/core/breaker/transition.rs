@@ -35,7 +35,10 @@ impl Breaker {
         } = change;
         let mut next = from.next(to);
         match to {
-            State::Closed => self.window.reset(next.generation()),
+            State::Closed => {
+                self.window.reset(next.generation());
+                self.restart_durations(now);
+            }
             State::Open => {
                 if from.state() == State::HalfOpen && open_for.is_none() {
                     next = next.with_failed_probe();
@@ -106,6 +109,9 @@ impl Breaker {
         // A display value: a transition racing this one between its swap and here may have
         // its time overwritten by this earlier one, not worth a read-modify-write.
         self.mark_transition(change.now);
+        if self.outside.get().is_some() {
+            self.restart_outside_counts();
+        }
         Some(Announcement {
             from: from.state(),
             to: next.state(),
