@@ -51,11 +51,13 @@ impl Breaker {
                 if clock::anchor_coarse() {
                     next = next.with_coarse_clock();
                 }
+                self.prepare_to_reject();
             }
             // The first call after the break begins half-open without the lock
             // (`probe_after_break`); an order from outside begins it here.
             State::HalfOpen => self.probes.begin(next.generation()),
-            State::ForcedOpen | State::Disabled => {}
+            State::ForcedOpen => self.prepare_to_reject(),
+            State::Disabled => {}
         }
         let listeners = cold.listeners.clone();
         let announcement = self.publish(from, next, change, || listeners)?;
@@ -119,6 +121,14 @@ impl Breaker {
             listeners: listeners(),
             registered: next.registered(),
         })
+    }
+
+    /// Allocates what counting rejections needs before the circuit rejects, so that no
+    /// rejection allocates.
+    #[cold]
+    #[inline(never)]
+    fn prepare_to_reject(&self) {
+        let _ = self.outside();
     }
 
     /// Records when the last transition happened (0 stands for none, so at least 1).
