@@ -82,6 +82,7 @@
 //! | `reqwest` | `IsFailure` for `reqwest::Error` and `reqwest::Response` |
 //! | `anyhow` | `IsFailure` for `anyhow::Error`, through its chain of sources |
 //! | `metrics` | every breaker's state, transitions, calls and durations through the `metrics` facade |
+//! | `opentelemetry` | the same instruments through an OpenTelemetry meter: [`opentelemetry::install`] |
 //! | `serde` | `Serialize` for snapshots, states and configurations; `Deserialize` for a [`Config`] spelled as in the attribute (`{ "threshold": "50%", "window": "30s" }`) |
 //! | `test-util` | [`testing::isolated`](crate::testing): a test's own breakers, so tests of one guarded fn do not fail each other |
 //!
@@ -161,6 +162,10 @@ pub use adapters::endpoint;
 #[cfg(feature = "metrics")]
 #[doc(inline)]
 pub use adapters::metrics;
+#[cfg(feature = "opentelemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opentelemetry")))]
+#[doc(inline)]
+pub use adapters::opentelemetry;
 #[cfg(feature = "tonic")]
 #[doc(inline)]
 pub use adapters::tonic;

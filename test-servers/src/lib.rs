@@ -1,10 +1,12 @@
-//! Real servers for the tests: each starts on free loopback ports, answers before `start`
-//! returns, and is stopped when its guard drops, whatever the test's outcome. The machine
-//! needs the server installed (`.ci/run` installs what is missing).
+//! Real servers for the tests, and a real browser: each starts on free loopback ports, answers
+//! before `start` returns, and is stopped when its guard drops, whatever the test's outcome. The
+//! machine needs the program installed (`.ci/run` installs what is missing).
 
+mod chromium;
 mod rabbit;
 mod redis;
 
+pub use chromium::{Chromium, Page};
 pub use rabbit::{QueueRecord, RabbitServer};
 pub use redis::RedisServer;
 

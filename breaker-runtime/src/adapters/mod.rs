@@ -1,5 +1,6 @@
 //! The breaker where other crates meet it, each behind its feature: tower and tonic middleware,
-//! `IsFailure` for http, reqwest and gRPC answers, the `metrics` facade, and serde.
+//! `IsFailure` for http, reqwest and gRPC answers, the `metrics` facade, an OpenTelemetry meter,
+//! and serde.
 
 #[cfg(feature = "http-endpoint")]
 pub mod endpoint;
@@ -9,6 +10,8 @@ pub(crate) mod grpc;
 pub(crate) mod http;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+#[cfg(feature = "opentelemetry")]
+pub mod opentelemetry;
 #[cfg(feature = "serde")]
 pub(crate) mod serialize;
 #[cfg(feature = "tonic")]

@@ -54,6 +54,17 @@ impl Name {
     }
 }
 
+#[cfg(feature = "opentelemetry")]
+impl Name {
+    /// The name as an OpenTelemetry attribute value, without copying it.
+    pub(crate) fn otel_value(&self) -> opentelemetry::StringValue {
+        match &self.0 {
+            Repr::Static(name) => opentelemetry::StringValue::from(*name),
+            Repr::Shared(name) => opentelemetry::StringValue::from(Arc::clone(name)),
+        }
+    }
+}
+
 impl Deref for Name {
     type Target = str;
 
