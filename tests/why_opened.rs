@@ -184,3 +184,66 @@ async fn without_a_fallback_the_failure_goes_back_to_the_caller_and_the_rule_is_
         Some("ledger-db refused the connection on port 6379")
     );
 }
+
+/// No fallback: the rejection goes back to the caller, and says why the circuit is open.
+#[circuit_breaker(window = "2", threshold = "100%", break_duration = "10s")]
+async fn statement(account: u32) -> Result<u64, LedgerError> {
+    match account {
+        0 => Err(LedgerError::Refused(5432)),
+        _ => Ok(100),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_registered_breakers_open_rejection_says_why_it_opened() {
+    let b = registry().get("why_opened::statement").unwrap();
+    assert!(statement(0).await.is_err());
+    let failed = statement(0).await.unwrap_err();
+    b.note_failure(&failed);
+    let rejection = match statement(7).await {
+        Err(LedgerError::Breaker(e)) => e,
+        other => panic!("expected a rejection, got {other:?}"),
+    };
+    assert_eq!(
+        rejection.to_string(),
+        "circuit breaker `why_opened::statement` is open; next probe in 10 s. Why: failure rate \
+         100% reached the threshold of 100% over 2 calls (2 failed, 0 slow); last failure: \
+         ledger-db refused the connection on port 5432"
+    );
+
+    // Noting a rejection as the failure formats it with no lock held: no deadlock.
+    b.force_open();
+    b.reset();
+    assert!(statement(0).await.is_err());
+    assert!(statement(0).await.is_err());
+    let Err(LedgerError::Breaker(rejection)) = statement(7).await else {
+        panic!("open again");
+    };
+    b.note_failure(&rejection);
+    let kept = b.snapshot().last_opened.unwrap().last_failure.unwrap();
+    assert!(kept.starts_with("circuit breaker `why_opened::statement` is open; next probe in 10 s. Why: failure rate 100%"), "{kept}");
+
+    // Once that opening is over, the old rejection no longer claims its evidence.
+    tokio::time::advance(Duration::from_secs(10)).await;
+    assert!(
+        statement(0).await.is_err(),
+        "the probe fails: a new opening"
+    );
+    assert_eq!(
+        rejection.to_string(),
+        "circuit breaker `why_opened::statement` is open; next probe in 0 ms"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_nobody_registered_names_itself_only() {
+    let b = breaker(count(1).name("unlisted").break_duration(ms(2_000)));
+    let _ = b
+        .call(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) })
+        .await;
+    let rejection = b.try_acquire().unwrap_err();
+    assert_eq!(
+        rejection.to_string(),
+        "circuit breaker `unlisted` is open; next probe in 2 s"
+    );
+}

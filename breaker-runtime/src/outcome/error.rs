@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::num::NonZeroU64;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -34,8 +35,10 @@ use crate::outcome::classify::IsFailure;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BreakerError {
-    /// The circuit is open; nothing was called.
-    #[error("circuit breaker `{breaker}` {}", open_detail(*.next_probe_at))]
+    /// The circuit is open; nothing was called. Its `Display` says why the circuit opened when
+    /// the breaker is registered (every declared breaker is) and still in that opening: the
+    /// rule, the window that met it, and the failure it opened on.
+    #[error("circuit breaker `{breaker}` {}", open_detail(.breaker, *.next_probe_at))]
     Open {
         /// The breaker that rejected the call.
         breaker: Name,
@@ -97,12 +100,25 @@ fn full_detail(retry_after_ms: u32) -> String {
     }
 }
 
-fn open_detail(next_probe_at: Option<ProbeTime>) -> String {
+fn open_detail(breaker: &Name, next_probe_at: Option<ProbeTime>) -> String {
     match next_probe_at {
-        Some(at) => format!("is open; next probe in {}", Humane(at.remaining())),
+        Some(at) => {
+            let mut detail = format!("is open; next probe in {}", Humane(at.remaining()));
+            if let Some(why) = EXPLAIN_OPENING.get().and_then(|explain| explain(breaker, at)) {
+                detail.push_str(". Why: ");
+                detail.push_str(&why);
+            }
+            detail
+        }
         None => String::from("is held open by an operator"),
     }
 }
+
+/// How an open rejection finds the evidence of the opening behind it, for its `Display`: set by
+/// the registry, which alone can find a breaker by its name (from a layer above this one). It
+/// answers only while the breaker is still in the opening that turned the call away.
+pub(crate) static EXPLAIN_OPENING: OnceLock<fn(&Name, ProbeTime) -> Option<String>> =
+    OnceLock::new();
 
 /// A duration as a person reads it: `1 s`, not `999.992135ms`; `250 ms`, `1.5 s`, `2 min 5 s`,
 /// `1 h 30 min`. Rounded to the millisecond, then to the unit shown.

@@ -11,11 +11,13 @@ use crate::base::name::Name;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::snapshot::Snapshot;
 use crate::core::events::{self, Subscription, Transition};
+use crate::outcome::error::EXPLAIN_OPENING;
 use crate::registry::conflict::{Conflict, NameClash, RegistryError, announced};
 use crate::registry::declaration::{DECLARATIONS, Declaration, Location};
 
 pub(crate) mod conflict;
 pub(crate) mod declaration;
+mod explain;
 pub(crate) mod handle;
 #[cfg(feature = "test-util")]
 pub(crate) mod scope;
@@ -45,7 +47,11 @@ pub struct Registry {
     clashes: Mutex<Vec<NameClash>>,
 }
 
-static REGISTRY: LazyLock<Registry> = LazyLock::new(|| Registry::from_declarations(&DECLARATIONS));
+static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
+    // Every registered breaker's open rejections now say why it opened.
+    let _ = EXPLAIN_OPENING.set(explain::opening_behind);
+    Registry::from_declarations(&DECLARATIONS)
+});
 
 /// The program's registry of breakers.
 ///

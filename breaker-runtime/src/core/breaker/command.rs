@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::base::clock;
 use crate::base::sync::Ordering;
-use crate::core::breaker::Breaker;
+use crate::core::breaker::{Breaker, Cold};
 use crate::core::breaker::transition::Change;
 use crate::core::config::Mode;
 use crate::core::events::{Subscription, Transition};
@@ -134,10 +134,21 @@ impl Breaker {
     #[inline(never)]
     fn keep_failure(&self, failure: &dyn std::fmt::Display) {
         let generation = self.word().generation();
+        let wanted = |cold: &Cold| {
+            cold.opened
+                .as_deref()
+                .is_some_and(|o| o.last_failure.is_none() && o.evidence.began(generation))
+        };
+        if !wanted(&self.cold()) {
+            return;
+        }
+        // Formatted with no lock held: a failure's `Display` is the caller's code, and that of
+        // a rejection reads this very breaker's evidence.
+        let message = clipped(failure.to_string());
         let mut cold = self.cold();
-        if let Some(opened) = cold.opened.as_deref_mut() {
-            if opened.last_failure.is_none() && opened.evidence.began(generation) {
-                opened.last_failure = Some(clipped(failure.to_string()));
+        if wanted(&cold) {
+            if let Some(opened) = cold.opened.as_deref_mut() {
+                opened.last_failure = Some(message);
             }
         }
     }

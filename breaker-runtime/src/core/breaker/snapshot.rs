@@ -14,6 +14,7 @@ use crate::core::config::{Config, Mode, Window as WindowConfig};
 use crate::core::opening::{Opened, Opening};
 use crate::core::state::State;
 use crate::core::window::Tally;
+use crate::outcome::error::ProbeTime;
 
 /// A point-in-time view of a breaker, for dashboards and health checks.
 ///
@@ -146,6 +147,24 @@ impl Breaker {
             mean_duration: durations.map(|d| d.mean),
             max_duration: durations.map(|d| d.max),
         }
+    }
+
+    /// Why the circuit is open, while it is still in the opening whose break ends at `probe`.
+    pub(crate) fn opening_until(&self, probe: ProbeTime) -> Option<Opening> {
+        let cold = self.cold();
+        // Read under the lock, which every opening but the lock-free move to half-open holds:
+        // the deadline and the evidence are those of one opening.
+        let word = self.word();
+        let until = ProbeTime::from_nanos(self.open_until.load(Ordering::Relaxed));
+        if word.state() != State::Open || until != probe {
+            return None;
+        }
+        let opened = cold.opened.as_deref()?;
+        Some(
+            opened
+                .evidence
+                .opening(&self.config, opened.last_failure.as_deref()),
+        )
     }
 
     /// The summary of the durations the window's calls took: those of the closed period now,
