@@ -104,7 +104,10 @@ fn open_detail(breaker: &Name, next_probe_at: Option<ProbeTime>) -> String {
     match next_probe_at {
         Some(at) => {
             let mut detail = format!("is open; next probe in {}", Humane(at.remaining()));
-            if let Some(why) = EXPLAIN_OPENING.get().and_then(|explain| explain(breaker, at)) {
+            if let Some(why) = EXPLAIN_OPENING
+                .get()
+                .and_then(|explain| explain(breaker, at))
+            {
                 detail.push_str(". Why: ");
                 detail.push_str(&why);
             }

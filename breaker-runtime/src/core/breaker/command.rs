@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use crate::base::clock;
 use crate::base::sync::Ordering;
-use crate::core::breaker::{Breaker, Cold};
 use crate::core::breaker::transition::Change;
+use crate::core::breaker::{Breaker, Cold};
 use crate::core::config::Mode;
 use crate::core::events::{Subscription, Transition};
 use crate::core::opening::clipped;

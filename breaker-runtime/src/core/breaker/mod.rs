@@ -236,7 +236,11 @@ mod footprint {
             "why it last opened is kept on the heap, once it has opened: {opened} bytes"
         );
         let _ = breaker.counts();
-        assert_eq!(breaker.outside_bytes(), outside, "counting needs nothing more");
+        assert_eq!(
+            breaker.outside_bytes(),
+            outside,
+            "counting needs nothing more"
+        );
         let shards = breaker.outside.get().unwrap().counters.heap_bytes();
         // The counts' shards, the waiters, the last order, and the durations' ring once a call
         // is timed (8 bytes more than before the ring: the struct above has no room for it).
