@@ -193,11 +193,14 @@ impl Breaker {
         counters.read()
     }
 
-    /// Counts a call turned away. Unlike outcomes, rejections are always counted: the first
-    /// one allocates the counters, off the closed path.
+    /// Counts a call turned away. Unlike outcomes, rejections are always counted, in the
+    /// counters every opening allocates before it rejects anything (so no rejection allocates,
+    /// and the rejection path carries no allocating code).
     #[inline]
     pub(super) fn count_rejection(&self) {
-        self.outside().counters.add_rejection();
+        if let Some(outside) = self.outside.get() {
+            outside.counters.add_rejection();
+        }
     }
 
     /// Calls turned away since the breaker was built, and since its last transition.

@@ -55,7 +55,10 @@ impl Breaker {
             }
             // The first call after the break begins half-open without the lock
             // (`probe_after_break`); an order from outside begins it here.
-            State::HalfOpen => self.probes.begin(next.generation()),
+            State::HalfOpen => {
+                self.probes.begin(next.generation());
+                self.prepare_to_reject();
+            }
             State::ForcedOpen => self.prepare_to_reject(),
             State::Disabled => {}
         }
