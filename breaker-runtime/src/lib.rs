@@ -118,7 +118,7 @@
 //!
 //! | folder | its job |
 //! |---|---|
-//! | `adapters/` | tower, tonic, http, reqwest, metrics and serde, each behind its feature (top) |
+//! | `adapters/` | tower, tonic, http, reqwest, metrics, OpenTelemetry, serde and the operator's HTTP endpoint, each behind its feature (top) |
 //! | `policy/` | around the breaker's calls: retries with backoff and budget, the deadline, the bulkhead |
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
 //! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |

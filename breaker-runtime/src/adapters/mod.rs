@@ -1,6 +1,6 @@
 //! The breaker where other crates meet it, each behind its feature: tower and tonic middleware,
 //! `IsFailure` for http, reqwest and gRPC answers, the `metrics` facade, an OpenTelemetry meter,
-//! and serde.
+//! serde, and the operator's HTTP endpoint.
 
 #[cfg(feature = "http-endpoint")]
 pub mod endpoint;
