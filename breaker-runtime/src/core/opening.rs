@@ -147,6 +147,13 @@ pub(crate) struct Opened {
     pub(crate) last_failure: Option<Box<str>>,
 }
 
+impl Opened {
+    /// The opening as the snapshot and a rejection's `Display` tell it.
+    pub(crate) fn opening(&self, config: &Config) -> Opening {
+        self.evidence.opening(config, self.last_failure.as_deref())
+    }
+}
+
 /// The most of a failure's message kept: enough to act on, not a whole response body.
 pub(crate) const MESSAGE_LIMIT: usize = 240;
 

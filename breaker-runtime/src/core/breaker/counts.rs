@@ -84,15 +84,22 @@ impl Default for Counters {
 }
 
 impl Counters {
+    /// This thread's own shard, or `None` when the thread shares the last one.
+    #[inline]
+    fn own_shard(&self) -> Option<&Shard> {
+        let last = self.shards.len() - 1;
+        thread_slot::current()
+            .filter(|n| *n < last)
+            .map(|n| &self.shards[n])
+    }
+
     #[inline]
     fn add(&self, outcome: Outcome) {
-        let last = self.shards.len() - 1;
-        match thread_slot::current().filter(|n| *n < last) {
+        match self.own_shard() {
             // Relaxed, and a plain load and store: this thread alone writes this shard (a
             // thread's number is given back, under a lock, only when it exits), and readers
             // only load it.
-            Some(n) => {
-                let shard = &self.shards[n];
+            Some(shard) => {
                 bump(&shard.calls);
                 match outcome {
                     Outcome::Success => {}
@@ -101,7 +108,7 @@ impl Counters {
                 }
             }
             None => {
-                let shard = &self.shards[last];
+                let shard = self.shared();
                 shard.calls.fetch_add(1, Ordering::Relaxed);
                 match outcome {
                     Outcome::Success => {}
@@ -119,12 +126,11 @@ impl Counters {
     /// Adds a rejection: as an outcome is added, to the thread's own shard.
     #[inline]
     fn add_rejection(&self) {
-        let last = self.shards.len() - 1;
-        match thread_slot::current().filter(|n| *n < last) {
+        match self.own_shard() {
             // Relaxed, and a plain load and store, as in `add`.
-            Some(n) => bump(&self.shards[n].rejected),
+            Some(shard) => bump(&shard.rejected),
             None => {
-                self.shards[last].rejected.fetch_add(1, Ordering::Relaxed);
+                self.shared().rejected.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -140,8 +146,10 @@ impl Counters {
         (total, total.saturating_sub(before))
     }
 
-    /// Counts rejections since now, beside the total.
-    fn restart_rejections(&self) {
+    /// Counts rejections since now, beside the total: at every transition.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn restart_rejections(&self) {
         let (total, _) = self.rejected();
         self.shared()
             .rejected_before
@@ -208,16 +216,6 @@ impl Breaker {
         self.outside
             .get()
             .map_or((0, 0), |outside| outside.counters.rejected())
-    }
-
-    /// Starts counting rejections since this transition, for a breaker whose outside seams are
-    /// in use.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn restart_outside_counts(&self) {
-        if let Some(outside) = self.outside.get() {
-            outside.counters.restart_rejections();
-        }
     }
 
     /// Leaves the durations kept so far to the closed period that ends now.

@@ -53,20 +53,14 @@ impl Breaker {
             self.observe_finish(ending, outcome, took);
         }
         match kind {
-            Kind::Closed { generation } => {
+            Kind::Closed { generation } | Kind::Counted { generation } => {
                 if let Some(outcome) = outcome {
                     if let Some((ended, took)) = timed {
                         self.keep_duration(generation, ended, took);
                     }
-                    self.record_closed(generation, outcome);
-                }
-            }
-            Kind::Counted { generation } => {
-                if let Some(outcome) = outcome {
-                    if let Some((ended, took)) = timed {
-                        self.keep_duration(generation, ended, took);
+                    if matches!(kind, Kind::Counted { .. }) {
+                        self.count(outcome);
                     }
-                    self.count(outcome);
                     self.record_closed(generation, outcome);
                 }
             }

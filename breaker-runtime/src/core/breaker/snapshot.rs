@@ -113,7 +113,7 @@ impl Breaker {
             let opened = cold.opened.as_deref();
             (
                 opened.map(|o| o.evidence),
-                opened.map(|o| o.evidence.opening(&self.config, o.last_failure.as_deref())),
+                opened.map(|o| o.opening(&self.config)),
             )
         };
         let tally = match word.state() {
@@ -159,12 +159,7 @@ impl Breaker {
         if word.state() != State::Open || until != probe {
             return None;
         }
-        let opened = cold.opened.as_deref()?;
-        Some(
-            opened
-                .evidence
-                .opening(&self.config, opened.last_failure.as_deref()),
-        )
+        Some(cold.opened.as_deref()?.opening(&self.config))
     }
 
     /// The summary of the durations the window's calls took: those of the closed period now,

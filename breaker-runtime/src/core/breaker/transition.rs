@@ -51,16 +51,14 @@ impl Breaker {
                 if clock::anchor_coarse() {
                     next = next.with_coarse_clock();
                 }
-                self.prepare_to_reject();
             }
             // The first call after the break begins half-open without the lock
             // (`probe_after_break`); an order from outside begins it here.
-            State::HalfOpen => {
-                self.probes.begin(next.generation());
-                self.prepare_to_reject();
-            }
-            State::ForcedOpen => self.prepare_to_reject(),
-            State::Disabled => {}
+            State::HalfOpen => self.probes.begin(next.generation()),
+            State::ForcedOpen | State::Disabled => {}
+        }
+        if matches!(to, State::Open | State::HalfOpen | State::ForcedOpen) {
+            self.prepare_to_reject();
         }
         let listeners = cold.listeners.clone();
         let announcement = self.publish(from, next, change, || listeners)?;
@@ -114,8 +112,8 @@ impl Breaker {
         // A display value: a transition racing this one between its swap and here may have
         // its time overwritten by this earlier one, not worth a read-modify-write.
         self.mark_transition(change.now);
-        if self.outside.get().is_some() {
-            self.restart_outside_counts();
+        if let Some(outside) = self.outside.get() {
+            outside.counters.restart_rejections();
         }
         Some(Announcement {
             from: from.state(),
