@@ -1,11 +1,29 @@
 //! A RabbitMQ node of the test's own, on free loopback ports with a private `epmd`, its files
 //! in a temporary folder, stopped whatever the outcome.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::free_port;
+use crate::{free_port, log};
+
+/// A node that neither answers nor exits in this long is hung, not slow.
+const START_WITHIN: Duration = Duration::from_secs(90);
+
+/// How many sets of fresh ports [`RabbitServer::start`] tries when another process takes one.
+const PORTS_TRIED: usize = 5;
+
+/// Why a start did not give a node.
+enum NotStarted {
+    /// Another process listens on one of its ports (AMQP, distribution, epmd): worth fresh ones.
+    PortTaken([u16; 3]),
+    /// Anything else, with the node's own output.
+    Failed(String),
+}
 
 /// A RabbitMQ node of its own, stopped (with its `epmd`) on drop.
 pub struct RabbitServer {
@@ -18,15 +36,35 @@ pub struct RabbitServer {
 }
 
 impl RabbitServer {
-    /// Starts one and waits until `rabbitmqctl status` answers (about 4 s).
+    /// Starts one, and returns once `rabbitmqctl status` answers for it and its AMQP port
+    /// answers a protocol header with a `Connection.Start` that names this node (about 4 s).
+    /// A node that finds one of its ports taken is started again on fresh ones.
     pub fn start() -> RabbitServer {
+        static STARTED: AtomicU32 = AtomicU32::new(0);
+        let mut taken = Vec::new();
+        for _ in 0..PORTS_TRIED {
+            let n = STARTED.fetch_add(1, Ordering::Relaxed);
+            match RabbitServer::launch(n) {
+                Ok(server) => return server,
+                Err(NotStarted::PortTaken(ports)) => taken.push(ports),
+                Err(NotStarted::Failed(why)) => panic!("rabbitmq-server did not start: {why}"),
+            }
+        }
+        panic!("rabbitmq-server found one of its ports taken each time: {taken:?}")
+    }
+
+    fn launch(n: u32) -> Result<RabbitServer, NotStarted> {
         let (port, dist_port, epmd_port) = (free_port(), free_port(), free_port());
-        let node = format!("breaker-test-{port}@localhost");
-        let dir =
-            std::env::temp_dir().join(format!("breaker-rabbit-{}-{port}", std::process::id()));
+        let name = format!("breaker-test-{}-{n}", std::process::id());
+        let node = format!("{name}@localhost");
+        let dir = std::env::temp_dir().join(&name);
+        // Left by a run killed before its drop, the folder could hold a stale node.
+        let _ = std::fs::remove_dir_all(&dir);
         for sub in ["mnesia", "log"] {
             std::fs::create_dir_all(dir.join(sub)).unwrap();
         }
+        let log_path = dir.join("server.log");
+        let (stdout, stderr) = log::create(&log_path);
         // The server drops root and runs as `rabbitmq`, which must own its files.
         let owned = Command::new("chown")
             .args(["-R", "rabbitmq:rabbitmq"])
@@ -50,11 +88,15 @@ impl RabbitServer {
             )
             .env("ERL_EPMD_PORT", epmd_port.to_string())
             .env("ERL_EPMD_ADDRESS", "127.0.0.1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            // A group of its own, so that drop can kill the Erlang VM the wrapper started.
+            .process_group(0)
             .spawn()
-            .expect("rabbitmq-server runs (.ci/run installs it: apt-get install rabbitmq-server)");
-        let server = RabbitServer {
+            .unwrap_or_else(|e| {
+                panic!("rabbitmq-server does not run ({e}): `scripts/test` installs it")
+            });
+        let mut server = RabbitServer {
             child,
             node,
             epmd_port,
@@ -62,15 +104,42 @@ impl RabbitServer {
             port,
         };
         let started = Instant::now();
-        while !server.rabbitmqctl(&["status"]).status.success() {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "rabbitmq-server did not start; its log is in {}",
-                server.dir.display()
-            );
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                let said = server.log();
+                let why = format!("it exited ({status}) saying:\n{said}");
+                // `server` drops here: its epmd is stopped and its folder removed.
+                return Err(if said.contains("eaddrinuse") {
+                    NotStarted::PortTaken([port, dist_port, epmd_port])
+                } else {
+                    NotStarted::Failed(why)
+                });
+            }
+            // Another node may answer on the AMQP port until ours finds it taken.
+            if server.rabbitmqctl(&["status"]).status.success()
+                && start_frame(port).is_some_and(|frame| contains(&frame, name.as_bytes()))
+            {
+                return Ok(server);
+            }
+            if started.elapsed() > START_WITHIN {
+                return Err(NotStarted::Failed(format!(
+                    "no answer in {START_WITHIN:?}; it said:\n{}",
+                    server.log()
+                )));
+            }
             std::thread::sleep(Duration::from_millis(250));
         }
-        server
+    }
+
+    /// What the node wrote: its console output, then the end of its own log file.
+    fn log(&self) -> String {
+        let own = self.dir.join("log").join(format!("{}.log", self.node));
+        format!(
+            "{}\n-- {} --\n{}",
+            log::tail(&self.dir.join("server.log")),
+            own.display(),
+            log::tail(&own)
+        )
     }
 
     /// Its AMQP URL, as the `guest` user (allowed from loopback).
@@ -140,7 +209,16 @@ pub struct QueueRecord {
 
 impl Drop for RabbitServer {
     fn drop(&mut self) {
+        // A test failing with the node up: what the node said may be why.
+        if std::thread::panicking() {
+            eprintln!("-- rabbitmq node {} said --\n{}", self.node, self.log());
+        }
         let _ = self.rabbitmqctl(&["stop"]);
+        // A node that never answered is not stopped by `rabbitmqctl`: its whole group goes.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
         // The private epmd refuses to die while the node's registration lingers: ask again.
@@ -159,4 +237,29 @@ impl Drop for RabbitServer {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The payload of the first frame an AMQP 0-9-1 server sends after the protocol header: its
+/// `Connection.Start`, whose server properties carry the cluster's name (the node's by default).
+fn start_frame(port: u16) -> Option<Vec<u8>> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream.write_all(b"AMQP\x00\x00\x09\x01").ok()?;
+    let mut header = [0; 7];
+    stream.read_exact(&mut header).ok()?;
+    // A method frame on channel 0.
+    if header[..3] != [1, 0, 0] {
+        return None;
+    }
+    let size = u32::from_be_bytes([header[3], header[4], header[5], header[6]]);
+    let mut payload = vec![0; usize::try_from(size).ok()?.min(1 << 20)];
+    stream.read_exact(&mut payload).ok()?;
+    // Class 10 (connection), method 10 (start).
+    (payload.get(..4) == Some(&[0, 10, 0, 10])).then_some(payload)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
