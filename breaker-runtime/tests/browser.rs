@@ -1,6 +1,7 @@
 //! The live page in a real browser: headless Chromium (`.ci/run` installs it) loads the page
 //! from a test server, a breaker is driven open by failing calls, and the page shows it open
-//! within a second, pushed by the server-sent events.
+//! within a second, pushed by the server-sent events; its status line counts the breakers, in
+//! the singular for one.
 //!
 //! With `BREAKER_SCREENSHOT=<path>` (relative to `breaker-runtime/`), the test also writes the
 //! page's screenshot there; the README's is made with
@@ -71,6 +72,22 @@ fn until_shown(
                 "after {elapsed:?} the page shows {name} as {now:?}, not {state:?} (status: {status})"
             );
         }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Reads the page's status line every 50 ms until it reads `expected`; panics after 5 s.
+fn until_status(page: &mut Page, expected: &str) {
+    let since = Instant::now();
+    loop {
+        let status = page.evaluate(r#"document.getElementById("status").textContent"#);
+        if status.as_str() == Some(expected) {
+            return;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(5),
+            "the status reads {status}, not {expected:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -174,4 +191,20 @@ fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
     if let Some(path) = std::env::var_os("BREAKER_SCREENSHOT") {
         std::fs::write(&path, &png).unwrap();
     }
+
+    // The status line counts the breakers, in the singular for one: the page's refresh shows
+    // the registry as it is within a second.
+    until_status(&mut page, "5 breakers, live");
+    for name in [
+        "payments-api",
+        "search-index",
+        "recommendations",
+        "geo-lookup",
+    ] {
+        assert!(
+            registry().unregister(name).is_some(),
+            "{name} was registered"
+        );
+    }
+    until_status(&mut page, "1 breaker, live");
 }

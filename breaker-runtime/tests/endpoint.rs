@@ -160,6 +160,55 @@ async fn commands_need_the_token_and_answer_every_mistake_with_its_status() {
 }
 
 #[tokio::test]
+async fn mounted_under_a_prefix_it_answers_with_and_without_the_trailing_slash() {
+    let breaker = registered("endpoint-mounted");
+    let app = axum::Router::new().nest_service("/breakers", Endpoint::new().token(TOKEN).router());
+    let port = serve(app).await;
+
+    for path in ["/breakers", "/breakers/"] {
+        let (status, body) = request(port, "GET", path, &[], "").await;
+        assert_eq!(status, 200, "GET {path}");
+        let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            json["breakers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|b| b["name"] == "endpoint-mounted"),
+            "GET {path} lists the breakers: {body}"
+        );
+        let (status, page) = request(port, "GET", path, &[("Accept", "text/html")], "").await;
+        assert_eq!(status, 200, "GET {path} as a page");
+        assert!(page.contains("new EventSource"), "GET {path} is the page");
+    }
+
+    // The page asks for `events` beside itself, which is `/breakers/events` from either.
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream
+        .write_all(b"GET /breakers/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    let status_line = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(status_line, "HTTP/1.1 200 OK");
+
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, _) = request(
+        port,
+        "POST",
+        "/breakers/endpoint-mounted/force_open",
+        &[("Authorization", bearer.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!((status, breaker.state()), (200, State::ForcedOpen));
+}
+
+#[tokio::test]
 async fn the_events_send_the_breakers_at_once_and_again_after_a_transition() {
     let breaker = registered("endpoint-evented");
     let port = serve(breaker_runtime::endpoint::router()).await;

@@ -10,6 +10,7 @@
 //! the precise clock answers), and when a half-open probe was admitted (against which a hung
 //! probe is timed, with a margin that covers the coarse clock's error).
 
+use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -147,6 +148,48 @@ pub(crate) fn to_instant(nanos: Nanos) -> Instant {
     origin
         .checked_add(Duration::from_nanos(nanos))
         .unwrap_or(origin)
+}
+
+/// An instant as its distance from `now` on the breaker's clock, for `Debug`: `12.3s ago`,
+/// `in 3.4s`, or `now`. An `Instant`'s own `Debug` is a reading of the OS clock (`tv_sec`,
+/// `tv_nsec`) that says nothing to a person reading a log.
+#[derive(Clone, Copy)]
+pub(crate) struct Age {
+    at: Instant,
+    now: Instant,
+}
+
+impl Age {
+    /// `at` as seen from `now`, for a value that shows several instants from one moment.
+    pub(crate) fn seen_from(at: Instant, now: Instant) -> Age {
+        Age { at, now }
+    }
+
+    /// `at` as seen from this moment.
+    pub(crate) fn of(at: Instant) -> Age {
+        Age::seen_from(at, now_instant())
+    }
+}
+
+impl fmt::Debug for Age {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // One decimal in the unit that fits, as `Duration`'s `Debug` prints the snapshot's
+        // durations beside it.
+        match self.at.cmp(&self.now) {
+            std::cmp::Ordering::Less => {
+                write!(f, "{:.1?} ago", self.now.saturating_duration_since(self.at))
+            }
+            std::cmp::Ordering::Greater => {
+                write!(f, "in {:.1?}", self.at.saturating_duration_since(self.now))
+            }
+            std::cmp::Ordering::Equal => f.write_str("now"),
+        }
+    }
+}
+
+/// The breaker's clock now, as an instant: the one its readings are compared with.
+pub(crate) fn now_instant() -> Instant {
+    to_instant(now())
 }
 
 /// A duration in nanoseconds, saturating at `u64::MAX` (about 584 years).

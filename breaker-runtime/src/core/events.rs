@@ -10,6 +10,7 @@ use std::sync::{Arc, LazyLock, PoisonError, RwLock, Weak};
 
 use tokio::time::Instant;
 
+use crate::base::clock::Age;
 use crate::base::name::Name;
 use crate::core::state::State;
 use crate::core::window::Tally;
@@ -31,7 +32,10 @@ use crate::core::window::Tally;
 /// assert_eq!((t.from, t.to, t.calls, t.failure_rate), (State::Closed, State::Open, 2, 100.0));
 /// assert_eq!(t.to_string(), "circuit breaker `ledger`: closed -> open");
 /// ```
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` shows `at` as its distance from the moment it is printed, on tokio's clock
+/// (`at: 1.2s ago`); every other field prints as a derived `Debug` would.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Transition {
     /// The breaker that changed.
@@ -63,6 +67,32 @@ pub enum Origin {
     /// An order from outside, as a fleet of processes sends
     /// ([`Breaker::apply_order`](crate::Breaker::apply_order)).
     Ordered,
+}
+
+impl fmt::Debug for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Taken apart whole, so that a field added later cannot be left out of the output.
+        let Transition {
+            breaker,
+            from,
+            to,
+            at,
+            failure_rate,
+            slow_rate,
+            calls,
+            origin,
+        } = self;
+        f.debug_struct("Transition")
+            .field("breaker", breaker)
+            .field("from", from)
+            .field("to", to)
+            .field("at", &Age::of(*at))
+            .field("failure_rate", failure_rate)
+            .field("slow_rate", slow_rate)
+            .field("calls", calls)
+            .field("origin", origin)
+            .finish()
+    }
 }
 
 impl fmt::Display for Transition {

@@ -5,7 +5,7 @@ use std::fmt;
 
 use tokio::time::Instant;
 
-use crate::base::clock::{self, Nanos};
+use crate::base::clock::{self, Age, Nanos};
 use crate::core::config::Config;
 use crate::core::state::State;
 use crate::core::window::Tally;
@@ -65,7 +65,10 @@ impl OpenReason {
 ///     "failure rate 75% reached the threshold of 50% over 4 calls (3 failed, 0 slow)"
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Its `Debug` shows `at` as its distance from the moment it is printed, on tokio's clock
+/// (`at: 12.3s ago`); every other field prints as a derived `Debug` would.
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Opening {
     /// The rule that opened it.
@@ -91,6 +94,36 @@ pub struct Opening {
     pub last_failure: Option<String>,
     /// The rate rule behind the counts (a failed probe reopens on the trip's evidence).
     tripped_by: Option<OpenReason>,
+}
+
+impl fmt::Debug for Opening {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Taken apart whole, so that a field added later cannot be left out of the output.
+        let Opening {
+            reason,
+            at,
+            calls,
+            failures,
+            slow,
+            failure_rate,
+            slow_rate,
+            threshold,
+            last_failure,
+            tripped_by,
+        } = self;
+        f.debug_struct("Opening")
+            .field("reason", reason)
+            .field("at", &Age::of(*at))
+            .field("calls", calls)
+            .field("failures", failures)
+            .field("slow", slow)
+            .field("failure_rate", failure_rate)
+            .field("slow_rate", slow_rate)
+            .field("threshold", threshold)
+            .field("last_failure", last_failure)
+            .field("tripped_by", tripped_by)
+            .finish()
+    }
 }
 
 /// The rule and its counts, as a sentence; the failure's message is the field beside it.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::base::clock::{self, Nanos};
+use crate::base::clock::{self, Age, Nanos};
 use crate::base::name::Name;
 use crate::outcome::classify::IsFailure;
 
@@ -223,6 +223,9 @@ impl BreakerError {
 /// assert_eq!(probe.instant(), at);
 /// assert!(probe.remaining() <= Duration::from_secs(5));
 /// ```
+///
+/// Its `Debug` shows the instant as its distance from the moment it is printed, on tokio's
+/// clock: `ProbeTime(in 3.4s)`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ProbeTime(
     // The reading plus one, never zero, so that `Option<ProbeTime>` is one word: a rejection
@@ -258,7 +261,9 @@ impl From<Instant> for ProbeTime {
 
 impl fmt::Debug for ProbeTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ProbeTime").field(&self.instant()).finish()
+        f.debug_tuple("ProbeTime")
+            .field(&Age::of(self.instant()))
+            .finish()
     }
 }
 

@@ -5,6 +5,10 @@
 //! service likes, on an internal port: it says which dependencies are failing, and with a token
 //! it lets its holder open and close circuits.
 //!
+//! Mount it under a prefix with `nest_service`, as below: then `/breakers` and `/breakers/`
+//! both answer `GET /`. (axum's `nest` matches the prefix without the slash only, so with it
+//! `/breakers/` is a 404.) The paths below are relative to the prefix.
+//!
 //! | request | answer |
 //! |---|---|
 //! | `GET /` | every breaker's snapshot as JSON (`Accept: text/html`: the live page) |
@@ -16,7 +20,7 @@
 //!
 //! let read_only: axum::Router = breaker_runtime::endpoint::router();
 //! let operated: axum::Router = Endpoint::new().token("s3cret-from-the-environment").router();
-//! let app = axum::Router::<()>::new().nest("/breakers", operated);
+//! let app = axum::Router::<()>::new().nest_service("/breakers", operated);
 //! # let _ = (read_only, app);
 //! ```
 //!
@@ -86,7 +90,8 @@ impl Endpoint {
         self
     }
 
-    /// The routes, to mount where the service likes.
+    /// The routes, to mount where the service likes: under a prefix, with `nest_service` (see
+    /// [the module](self)), so that the prefix answers with and without a trailing slash.
     ///
     /// Building them makes every breaker time its calls from then on (as an installed call
     /// observer does: a clock reading at each end of a call), so the page shows how long the

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::core::breaker::Breaker;
@@ -105,7 +106,8 @@ struct Node {
     next: OnceLock<Box<Node>>,
 }
 
-/// The observer was installed already (see [`metrics::install`](crate::metrics)).
+/// The observer was installed already: [`set_call_observer`] installs one per process, and
+/// [`metrics::install`](crate::metrics) and `opentelemetry::install` record once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("this call observer is installed already")]
 pub struct ObserverAlreadySet;
@@ -167,11 +169,36 @@ pub fn add_call_observer(observer: impl CallObserver) {
     }
 }
 
-/// Adds a call observer, as [`add_call_observer`] does.
+/// Installs the process's one call observer, as the crate's first release did: the first call
+/// in the process installs `observer` (as [`add_call_observer`] would) and returns `Ok`; every
+/// later call returns [`ObserverAlreadySet`] and installs nothing. So code that calls it from
+/// several places (`let _ = set_call_observer(..)` at the top of every test) installs one
+/// observer, and each call is seen once.
 ///
-/// A process once had one observer, and this was how it was installed; it never fails now.
+/// Only calls to this function count: observers added with [`add_call_observer`] (or by
+/// [`metrics::install`](crate::metrics)) neither make it fail nor are refused because of it,
+/// and each of them sees every call beside the one installed here.
+///
+/// ```
+/// # #![allow(deprecated)]
+/// use breaker_runtime::{Breaker, CallEvent, CallObserver, ObserverAlreadySet, set_call_observer};
+///
+/// struct Quiet;
+/// impl CallObserver for Quiet {
+///     fn on_call(&self, _: &Breaker, _: CallEvent) {}
+/// }
+///
+/// assert_eq!(set_call_observer(Quiet), Ok(()));
+/// assert_eq!(set_call_observer(Quiet), Err(ObserverAlreadySet));
+/// ```
 #[deprecated(note = "a process may have several observers: use `add_call_observer`")]
 pub fn set_call_observer(observer: impl CallObserver) -> Result<(), ObserverAlreadySet> {
+    static SET: AtomicBool = AtomicBool::new(false);
+    // Relaxed: the flag only elects the one caller that installs; the list publishes the
+    // observer itself.
+    if SET.swap(true, Ordering::Relaxed) {
+        return Err(ObserverAlreadySet);
+    }
     add_call_observer(observer);
     Ok(())
 }
@@ -184,9 +211,9 @@ pub(crate) fn time_calls() {
     impl CallObserver for Timing {
         fn on_call(&self, _: &Breaker, _: CallEvent) {}
     }
-    static ADDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    static ADDED: AtomicBool = AtomicBool::new(false);
     // Relaxed: the flag only elects the one caller that adds it.
-    if !installed() && !ADDED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+    if !installed() && !ADDED.swap(true, Ordering::Relaxed) {
         add_call_observer(Timing);
     }
 }

@@ -1,11 +1,12 @@
 //! What a breaker holds, for dashboards and health checks, and what it costs in memory.
 
+use std::fmt;
 use std::num::NonZeroU64;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::base::clock;
+use crate::base::clock::{self, Age};
 use crate::base::name::Name;
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
@@ -28,7 +29,11 @@ use crate::outcome::error::ProbeTime;
 /// assert_eq!(snapshot.state, State::ForcedOpen);
 /// assert!(snapshot.last_transition.is_some());
 /// ```
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` shows each instant as its distance from the moment it is printed, on tokio's
+/// clock (the breaker's): `last_transition: Some(12.3s ago)`, `next_probe_at: Some(in 3.4s)`,
+/// and the opening's `at: 12.3s ago`. Every other field prints as a derived `Debug` would.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Snapshot {
     /// The breaker's configuration, its name included.
@@ -75,6 +80,51 @@ pub struct Snapshot {
     pub mean_duration: Option<Duration>,
     /// The longest of the window's calls: see [`mean_duration`](Self::mean_duration).
     pub max_duration: Option<Duration>,
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Taken apart whole, so that a field added later cannot be left out of the output.
+        let Snapshot {
+            config,
+            state,
+            mode,
+            calls,
+            failures,
+            slow,
+            failure_rate,
+            slow_rate,
+            probes_in_flight,
+            next_probe_at,
+            last_transition,
+            last_opened,
+            rejected,
+            rejected_since_transition,
+            mean_duration,
+            max_duration,
+        } = self;
+        // One moment for both instants, so that they read consistently with each other.
+        let now = clock::now_instant();
+        let age = |at: &Option<Instant>| at.map(|at| Age::seen_from(at, now));
+        f.debug_struct("Snapshot")
+            .field("config", config)
+            .field("state", state)
+            .field("mode", mode)
+            .field("calls", calls)
+            .field("failures", failures)
+            .field("slow", slow)
+            .field("failure_rate", failure_rate)
+            .field("slow_rate", slow_rate)
+            .field("probes_in_flight", probes_in_flight)
+            .field("next_probe_at", &age(next_probe_at))
+            .field("last_transition", &age(last_transition))
+            .field("last_opened", last_opened)
+            .field("rejected", rejected)
+            .field("rejected_since_transition", rejected_since_transition)
+            .field("mean_duration", mean_duration)
+            .field("max_duration", max_duration)
+            .finish()
+    }
 }
 
 impl Snapshot {
