@@ -1,7 +1,7 @@
 //! The Redis transport against a real `redis-server`, with members in one process: its
 //! scripts, its feed, and what happens when Redis goes away and comes back.
 
-#![cfg(feature = "redis")]
+#![cfg(feature = "redis-server-tests")]
 
 use std::sync::Arc;
 use std::time::Duration;

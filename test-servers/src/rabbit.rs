@@ -44,7 +44,7 @@ impl RabbitServer {
         let mut taken = Vec::new();
         for _ in 0..PORTS_TRIED {
             let n = STARTED.fetch_add(1, Ordering::Relaxed);
-            match RabbitServer::launch(n) {
+            match RabbitServer::launch(n, [free_port(), free_port(), free_port()]) {
                 Ok(server) => return server,
                 Err(NotStarted::PortTaken(ports)) => taken.push(ports),
                 Err(NotStarted::Failed(why)) => panic!("rabbitmq-server did not start: {why}"),
@@ -53,8 +53,8 @@ impl RabbitServer {
         panic!("rabbitmq-server found one of its ports taken each time: {taken:?}")
     }
 
-    fn launch(n: u32) -> Result<RabbitServer, NotStarted> {
-        let (port, dist_port, epmd_port) = (free_port(), free_port(), free_port());
+    /// Runs a node on these ports (AMQP, distribution, epmd), and waits until it answers.
+    fn launch(n: u32, [port, dist_port, epmd_port]: [u16; 3]) -> Result<RabbitServer, NotStarted> {
         let name = format!("breaker-test-{}-{n}", std::process::id());
         let node = format!("{name}@localhost");
         let dir = std::env::temp_dir().join(&name);
@@ -262,4 +262,26 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
         .any(|window| window == needle)
+}
+
+#[cfg(all(test, feature = "self-test"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_whose_amqp_port_is_taken_says_so_and_the_next_start_is_on_fresh_ports() {
+        let squatter = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let taken = squatter.local_addr().unwrap().port();
+        match RabbitServer::launch(u32::MAX, [taken, free_port(), free_port()]) {
+            Err(NotStarted::PortTaken(ports)) => assert_eq!(ports[0], taken),
+            Err(NotStarted::Failed(why)) => panic!("not told apart from a port taken: {why}"),
+            Ok(server) => panic!("a node on a taken port {} was judged ready", server.port),
+        }
+        let server = RabbitServer::start();
+        assert_ne!(server.port, taken);
+        let frame = start_frame(server.port).expect("its Connection.Start");
+        let name = server.node.split('@').next().unwrap();
+        assert!(contains(&frame, name.as_bytes()), "names {name}");
+        assert!(!contains(&frame, b"breaker-test-none"));
+    }
 }

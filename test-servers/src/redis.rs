@@ -179,3 +179,56 @@ impl Drop for RedisServer {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+#[cfg(all(test, feature = "self-test"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_redis_whose_port_is_taken_is_not_mistaken_for_the_one_there() {
+        let first = RedisServer::start();
+        // What a bare connect, the old judge of readiness, would have taken for a second server.
+        assert!(TcpStream::connect(("127.0.0.1", first.port)).is_ok());
+        let mut second = RedisServer::start();
+        second.kill();
+        second.port = first.port;
+        match second.launch() {
+            Err(NotStarted::PortTaken(why)) => assert!(why.contains("Address already in use")),
+            Err(NotStarted::Failed(why)) => panic!("not told apart from a port taken: {why}"),
+            Ok(child) => panic!("pid {} judged ready on {}'s port", child.id(), first.port),
+        }
+        let first_pid = first.child.as_ref().map(Child::id);
+        assert_eq!(answering_pid(first.port), first_pid);
+    }
+
+    #[test]
+    fn servers_started_together_each_answer_as_themselves_on_ports_of_their_own() {
+        let servers: Vec<RedisServer> = std::thread::scope(|scope| {
+            let starting: Vec<_> = (0..6).map(|_| scope.spawn(RedisServer::start)).collect();
+            starting.into_iter().map(|s| s.join().unwrap()).collect()
+        });
+        let mut ports: Vec<u16> = servers.iter().map(|s| s.port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        assert_eq!(ports.len(), servers.len(), "{ports:?}");
+        for server in &servers {
+            assert_eq!(
+                answering_pid(server.port),
+                server.child.as_ref().map(Child::id)
+            );
+        }
+    }
+
+    #[test]
+    fn a_restart_answers_from_the_new_process_on_the_same_port() {
+        let mut server = RedisServer::start();
+        let (port, before) = (server.port, server.child.as_ref().map(Child::id));
+        server.kill();
+        assert_eq!(answering_pid(port), None);
+        server.restart();
+        let after = server.child.as_ref().map(Child::id);
+        assert_eq!(server.port, port);
+        assert_ne!(after, before);
+        assert_eq!(answering_pid(port), after);
+    }
+}
