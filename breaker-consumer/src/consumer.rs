@@ -260,7 +260,6 @@ impl<S: Source> Consumer<S> {
         }
         let told = match wanted {
             Flow::Paused => {
-                bump(&self.counters.pauses, 1);
                 tracing::info!(breaker = %self.breaker.name(), status = %self.status(), "consumer paused: the circuit is open");
                 self.source.pause().await
             }
@@ -273,7 +272,13 @@ impl<S: Source> Consumer<S> {
             Flow::Unset => Ok(()),
         };
         match told {
-            Ok(()) => *flow = wanted,
+            Ok(()) => {
+                // Counted once the source took it: a pause it refused is asked again, not twice.
+                if wanted == Flow::Paused {
+                    bump(&self.counters.pauses, 1);
+                }
+                *flow = wanted;
+            }
             // Told again next time round.
             Err(error) => {
                 bump(&self.counters.source_errors, 1);

@@ -25,7 +25,7 @@ pub struct Stats {
     pub panics: u64,
     /// Handlers cut off by the breaker's timeout.
     pub timeouts: u64,
-    /// Times the consumer paused for an open circuit.
+    /// Times the consumer paused for an open circuit, counted once the source took the pause.
     pub pauses: u64,
     /// Errors talking to the broker (fetch, settle, pause, resume).
     pub source_errors: u64,
