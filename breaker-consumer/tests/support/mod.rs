@@ -164,6 +164,29 @@ pub async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> b
     }
 }
 
+/// Waits until the consumer has paused for the opening that came after `pauses` pauses and has
+/// settled every delivery it handed out, or until the break ends. From the pause on, its fetch
+/// loop waits for admission, so no read is in flight: one sent just before the opening has
+/// landed and its deliveries are back. Returns the pauses counted, or `None` if the circuit left
+/// open first (the break was over before the consumer was quiet: read the next one instead).
+pub async fn quiet_while_open<S: Source>(
+    consumer: &Consumer<S>,
+    breaker: &Breaker,
+    pauses: u64,
+) -> Option<u64> {
+    loop {
+        let stats = consumer.stats();
+        let settled = stats.acked + stats.retried + stats.dead_lettered;
+        if stats.pauses > pauses && settled == stats.handled + stats.released {
+            return Some(stats.pauses);
+        }
+        if breaker.state() != State::Open {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 pub fn is_open(breaker: &Breaker) -> bool {
     breaker.state() == State::Open
 }
