@@ -127,7 +127,11 @@ impl AmqpQueue {
         };
         let stopped = link.stop(&channel, &self.given_back).await;
         link.consumer = None;
-        connection.close(200, "consumer closed").await?;
+        // A connection the broker or the network is closing already needs no close of ours,
+        // and refuses one (lapin's `InvalidConnectionState`): what closing is for has happened.
+        if connection.status().connected() {
+            connection.close(200, "consumer closed").await?;
+        }
         stopped
     }
 }

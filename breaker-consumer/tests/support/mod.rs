@@ -164,27 +164,41 @@ pub async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> b
     }
 }
 
-/// Waits until the consumer has paused for the opening that came after `pauses` pauses and has
-/// settled every delivery it handed out, or until the break ends. From the pause on, its fetch
-/// loop waits for admission, so no read is in flight: one sent just before the opening has
-/// landed and its deliveries are back. Returns the pauses counted, or `None` if the circuit left
-/// open first (the break was over before the consumer was quiet: read the next one instead).
+/// Waits until the consumer has paused for the opening it is in and has settled every delivery
+/// it handed out, or until the break ends. From the pause on, its fetch loop waits for
+/// admission, so no read is in flight: one sent just before the opening has landed and its
+/// deliveries are back. `pauses` is the count seen at the last call, brought up to date.
+/// `false` if the circuit left open first (the break was over before the consumer was quiet:
+/// read the next one instead).
 pub async fn quiet_while_open<S: Source>(
     consumer: &Consumer<S>,
     breaker: &Breaker,
-    pauses: u64,
-) -> Option<u64> {
+    pauses: &mut u64,
+) -> bool {
     loop {
         let stats = consumer.stats();
         let settled = stats.acked + stats.retried + stats.dead_lettered;
-        if stats.pauses > pauses && settled == stats.handled + stats.released {
-            return Some(stats.pauses);
+        if stats.pauses > *pauses && settled == stats.handled + stats.released {
+            *pauses = stats.pauses;
+            return true;
         }
         if breaker.state() != State::Open {
-            return None;
+            *pauses = stats.pauses;
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Why a break was not judged, counted for a failure's message.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    /// The consumer was not paused and quiet before the break ended.
+    pub not_quiet: u32,
+    /// The broker's readings took too long to fit in what was left of the break.
+    pub slow_readings: u32,
+    /// A probe round, or the end of the break, came between the two readings.
+    pub round_between: u32,
 }
 
 pub fn is_open(breaker: &Breaker) -> bool {
