@@ -482,9 +482,6 @@ fn wrap(
     let stale = annotated.and_then(|ret| Stale::new(options, item, ret, &krate));
     // What a counted failure said, kept if the circuit opened on it; only an open circuit
     // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
-    // says nothing.
-    // What a counted failure said, kept if the circuit opened on it; only an open circuit
-    // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
     // says nothing. Written into the failure's own arm, so the success and the rejection carry
     // none of it.
     let note = |value: TokenStream| {
