@@ -357,10 +357,13 @@ fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
 }
 
 /// What `stale_for` adds: the static that keeps the answers, the key built from the
-/// arguments before the body runs, and the lookup a failed or rejected call falls back on.
+/// arguments before the body runs, the keeping of a good answer, and the lookup a failed or
+/// rejected call falls back on.
 struct Stale {
     statics: TokenStream,
     key: TokenStream,
+    keep: TokenStream,
+    serve: TokenStream,
 }
 
 impl Stale {
@@ -396,12 +399,24 @@ impl Stale {
             .map_or(breaker_options::DEFAULT_STALE_ENTRIES, |e| e.value)
             as usize;
         let span = stale_for.span;
+        // Every use goes through `StaleAnswer::cache`, whose bounds are told on the tokens at
+        // fault: the return type that is not `Clone`, and `stale_for` for a key that cannot be
+        // one (each argument is told on its own type above). The uses' errors are identical,
+        // so rustc shows them once.
+        let answer = quote_spanned!(ret.span()=> <#ret as #p::StaleAnswer>);
+        let cache = quote_spanned!(span=> #answer::cache(&*__BREAKER_STALE));
         Some(Stale {
             statics: quote_spanned! {span=>
                 static __BREAKER_STALE: #p::LazyLock<#p::StaleCache<(#(#types,)*), #ret>> =
                     #p::LazyLock::new(|| #p::StaleCache::new(#p::Duration::from_millis(#ms), #entries));
             },
             key: quote!(#(#checks)* let __breaker_key = (#(#values,)*);),
+            keep: quote!(#cache.keep(__breaker_key, &__breaker_value);),
+            serve: quote! {
+                if let ::core::option::Option::Some(__breaker_stale) = #cache.stale(&__breaker_key) {
+                    return __breaker_stale;
+                }
+            },
         })
     }
 }
@@ -513,14 +528,7 @@ fn wrap(
     // With `stale_for`, a good answer is kept, and a failed or rejected call serves the last
     // one for the same arguments before anything else.
     let (keep, serve_stale) = match &stale {
-        Some(_) => (
-            Some(quote!(__BREAKER_STALE.keep(__breaker_key, &__breaker_value);)),
-            Some(quote! {
-                if let ::core::option::Option::Some(__breaker_stale) = __BREAKER_STALE.stale(&__breaker_key) {
-                    return __breaker_stale;
-                }
-            }),
-        ),
+        Some(stale) => (Some(&stale.keep), Some(&stale.serve)),
         None => (None, None),
     };
 

@@ -47,16 +47,6 @@ impl<K, V> std::fmt::Debug for StaleCache<K, V> {
 }
 
 impl<K: Hash + Eq + Clone, V: Clone> StaleCache<K, V> {
-    /// An empty cache that serves an answer for `stale_for` and keeps at most `entries` (at
-    /// least one).
-    pub fn new(stale_for: Duration, entries: usize) -> StaleCache<K, V> {
-        StaleCache {
-            stale_for,
-            entries: entries.max(1),
-            kept: Mutex::new(HashMap::new()),
-        }
-    }
-
     /// Keeps a copy of a good answer for `key`, from now.
     pub fn keep(&self, key: K, value: &V) {
         let now = Instant::now();
@@ -88,6 +78,18 @@ impl<K: Hash + Eq + Clone, V: Clone> StaleCache<K, V> {
 }
 
 impl<K, V> StaleCache<K, V> {
+    /// An empty cache that serves an answer for `stale_for` and keeps at most `entries` (at
+    /// least one).
+    // No bound on the types: the attribute names its cache's types in a static, and a return
+    // type that is not `Clone` is then refused once, by its own message, rather than here too.
+    pub fn new(stale_for: Duration, entries: usize) -> StaleCache<K, V> {
+        StaleCache {
+            stale_for,
+            entries: entries.max(1),
+            kept: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// How many answers it holds (some may be too old to serve).
     pub fn len(&self) -> usize {
         self.kept
