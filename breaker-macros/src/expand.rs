@@ -357,7 +357,7 @@ fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
 }
 
 /// What `stale_for` adds: the static that keeps the answers, the key built from the
-/// arguments before the body runs, the keeping of a good answer, and the lookup a failed or
+/// arguments before the body runs, the keeping of a success, and the lookup a failed or
 /// rejected call falls back on.
 struct Stale {
     statics: TokenStream,
@@ -411,7 +411,17 @@ impl Stale {
                     #p::LazyLock::new(|| #p::StaleCache::new(#p::Duration::from_millis(#ms), #entries));
             },
             key: quote!(#(#checks)* let __breaker_key = (#(#values,)*);),
-            keep: quote!(#cache.keep(__breaker_key, &__breaker_value);),
+            // Only a success is kept: a `Result` only when `Ok`, so a healthy error ("not
+            // found") is never served again in place of the answer it was then.
+            keep: quote! {
+                let __breaker_keepable = {
+                    use #p::IsKeepable as _;
+                    (&&#p::Keepable(&__breaker_value)).keepable()
+                };
+                if __breaker_keepable {
+                    #cache.keep(__breaker_key, &__breaker_value);
+                }
+            },
             serve: quote! {
                 if let ::core::option::Option::Some(__breaker_stale) = #cache.stale(&__breaker_key) {
                     return __breaker_stale;

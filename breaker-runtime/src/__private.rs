@@ -220,6 +220,32 @@ impl<K: StaleKey, V: Clone> StaleOps<K, V> for StaleCache<K, V> {
     }
 }
 
+/// A guarded fn's value, asked whether `stale_for` may keep it: a `Result` only when it is
+/// `Ok` (as [`StaleCache::keep_ok`]), any other value when it got here (its classifier called
+/// it a success). Settled on the concrete type (autoref specialization): call it as
+/// `(&&Keepable(&value)).keepable()` with [`IsKeepable`] in scope.
+pub struct Keepable<'a, T>(pub &'a T);
+
+/// See [`Keepable`].
+pub trait IsKeepable {
+    /// Whether the value may be kept and served again.
+    fn keepable(&self) -> bool;
+}
+
+impl<T, E> IsKeepable for &Keepable<'_, Result<T, E>> {
+    #[inline]
+    fn keepable(&self) -> bool {
+        self.0.is_ok()
+    }
+}
+
+impl<T> IsKeepable for Keepable<'_, T> {
+    #[inline]
+    fn keepable(&self) -> bool {
+        true
+    }
+}
+
 /// A guarded fn's value, asked what its failure says: by the error's `Display`, else its
 /// `Debug`, else the value's [`IsFailure::failure_message`], else nothing. Which one applies is
 /// settled at compile time on the concrete type (autoref specialization): call it as
