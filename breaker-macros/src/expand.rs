@@ -60,6 +60,7 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
             ),
         );
     }
+    check_fallback_in_block(&options, &item, &mut errors);
     check_stale(&options, &item, &mut errors);
     let mut item = item;
     let copies = if options.retries.is_some() {
@@ -310,6 +311,29 @@ fn rebuild(pattern: &Pat, krate: &TokenStream, span: Span) -> Option<TokenStream
         }
         _ => None,
     }
+}
+
+/// In a method, a bare-name fallback is a method on `self`. When the `impl` block carries the
+/// attribute too, the block's methods are known, and a bare name none of them has is most
+/// likely a free fn written without its path; left to rustc, that is a missing method whose
+/// nearest name is often the guarded method itself, which it then suggests. A method's own
+/// attribute sees no other item, so without the block's attribute the name goes to rustc.
+fn check_fallback_in_block(options: &Options, item: &ItemFn, errors: &mut Errors) {
+    let (Some(fallback), Some(owner)) = (&options.fallback, &options.owner) else {
+        return;
+    };
+    let (Some(name), Some(methods)) = (fallback.get_ident(), &owner.methods) else {
+        return;
+    };
+    if item.sig.receiver().is_none() || methods.contains(name) {
+        return;
+    }
+    errors.push_spanned(
+        fallback,
+        format!(
+            "`{name}` is not a method of this impl block, and a bare name in a method's `fallback` is called on `self`: for a free fn write `fallback = self::{name}`; for a method of another impl block or of a trait, `fallback = Self::{name}`"
+        ),
+    );
 }
 
 /// The uses `stale_for` cannot serve: its cache is a static, keyed by owned copies of the
@@ -831,7 +855,7 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
     let ident = &item.sig.ident;
     let fn_name = ident.to_string();
     let qualified = match &options.owner {
-        Some(owner) => format!("{owner}::{fn_name}"),
+        Some(owner) => format!("{}::{fn_name}", owner.name),
         None => fn_name,
     };
     let default_name = quote!(::core::concat!(::core::module_path!(), "::", #qualified));

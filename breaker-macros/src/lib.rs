@@ -48,7 +48,7 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
 fn guard(
     args: proc_macro2::TokenStream,
     function: syn::ItemFn,
-    owner: Option<String>,
+    owner: Option<impl_block::Owner>,
 ) -> proc_macro2::TokenStream {
     let attr::Parsed {
         mut options,
