@@ -23,24 +23,38 @@ const MAX_DURATION_MS: u64 = MAX_DURATION.as_secs() * 1_000;
 ///
 /// assert_eq!(grammar::percentage("12.5%"), Ok(Rate::from_percent(12.5).unwrap()));
 /// assert!(grammar::percentage("50").unwrap_err().contains("\"50%\""));
+/// assert_eq!(
+///     grammar::percentage("0.5").unwrap_err(),
+///     "0.5 of what? write \"50%\" or \"0.5%\""
+/// );
 /// ```
 pub fn percentage(text: &str) -> Result<Rate, String> {
+    let trimmed = text.trim();
     let example = "write a percentage such as \"50%\" or \"12.5%\"";
-    let Some(number) = text.trim().strip_suffix('%') else {
-        return Err(if decimal(text.trim()).is_some() {
-            format!(
-                "a percentage needs its `%` sign: write \"{}%\"",
-                text.trim()
-            )
-        } else {
-            format!("`{text}` is not a percentage; {example}")
+    let Some(number) = trimmed.strip_suffix('%') else {
+        return Err(match decimal(trimmed) {
+            // A share of one or a percent: both readings are common, so neither is guessed.
+            Some(Decimal::Ppm(ppm)) if (1..=10_000).contains(&ppm) => format!(
+                "{trimmed} of what? write \"{}%\" or \"{trimmed}%\"",
+                percent_text(ppm * 100)
+            ),
+            Some(_) => {
+                let with_sign = format!("{trimmed}%");
+                match percentage(&with_sign) {
+                    Ok(_) => format!("a percentage needs its `%` sign: write \"{with_sign}\""),
+                    // Signed, it would still be refused: that is the mistake to tell too.
+                    Err(refused) => format!("a percentage needs its `%` sign, and {refused}"),
+                }
+            }
+            None => format!("`{text}` is not a percentage; {example}"),
         });
     };
     if number.ends_with(char::is_whitespace) {
-        return Err(format!(
-            "`{text}` has a space before its `%`; write \"{}%\"",
-            number.trim()
-        ));
+        let together = format!("{}%", number.trim());
+        return Err(match percentage(&together) {
+            Ok(_) => format!("`{text}` has a space before its `%`; write \"{together}\""),
+            Err(refused) => refused,
+        });
     }
     let Some(ppm) = decimal(number.trim()) else {
         return Err(format!("`{text}` is not a percentage; {example}"));
@@ -55,6 +69,16 @@ pub fn percentage(text: &str) -> Result<Rate, String> {
         }
         Decimal::Ppm(ppm) => Ok(Rate::from_ppm(ppm as u32)),
     }
+}
+
+/// Millionths as the percentage they are, as short as exact: `500000` is `50`, `1` is `0.0001`.
+fn percent_text(ppm: u64) -> String {
+    let (whole, fraction) = (ppm / 10_000, ppm % 10_000);
+    if fraction == 0 {
+        return whole.to_string();
+    }
+    let fraction = format!("{fraction:04}");
+    format!("{whole}.{}", fraction.trim_end_matches('0'))
 }
 
 enum Decimal {
