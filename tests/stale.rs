@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use breaker_runtime::{BreakerError, IsFailure, circuit_breaker, registry};
+use breaker_runtime::{
+    Breaker, BreakerError, Config, IsFailure, StaleCache, circuit_breaker, registry,
+};
 
 #[derive(Debug, Clone, PartialEq, IsFailure)]
 enum PriceError {
@@ -149,4 +151,174 @@ async fn the_stale_answer_comes_before_a_named_fallback_and_the_cache_is_bounded
         "two entries kept, so one of the three fell through"
     );
     assert_eq!(*FALLBACKS.lock().unwrap(), 2);
+}
+
+#[circuit_breaker(window = "100", stale_for = "10m")]
+async fn stock(sku: &str) -> Result<u32, PriceError> {
+    lookup(sku)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_healthy_error_is_never_kept_nor_served_without_a_fallback() {
+    answer("sock", Err(PriceError::NotFound));
+    assert_eq!(stock("sock").await, Err(PriceError::NotFound));
+    answer("shoe", Ok(40));
+    assert_eq!(stock("shoe").await, Ok(40));
+    answer("shoe", Err(PriceError::NotFound));
+    assert_eq!(stock("shoe").await, Err(PriceError::NotFound));
+    answer("boot", Err(PriceError::NotFound));
+    assert_eq!(stock("boot").await, Err(PriceError::NotFound));
+    answer("boot", Err(PriceError::Down));
+    assert_eq!(
+        stock("boot").await,
+        Err(PriceError::Down),
+        "a failure after a healthy error: the failure, not the error before it"
+    );
+
+    let breaker = registry().get("stale::stock").unwrap();
+    breaker.force_open();
+    assert!(
+        matches!(stock("sock").await, Err(PriceError::Breaker(e)) if e.is_rejection()),
+        "only a healthy error recorded before: the rejection, not that error again"
+    );
+    assert_eq!(
+        stock("shoe").await,
+        Ok(40),
+        "the success kept before the healthy error is still the one served"
+    );
+    breaker.reset();
+}
+
+static LISTED: Mutex<u32> = Mutex::new(0);
+
+async fn list_stock(_sku: &str) -> Result<u32, PriceError> {
+    *LISTED.lock().unwrap() += 1;
+    Ok(555)
+}
+
+#[circuit_breaker(window = "100", stale_for = "10m", fallback = list_stock)]
+async fn listed_stock(sku: &str) -> Result<u32, PriceError> {
+    lookup(sku)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_healthy_error_is_never_kept_nor_served_with_a_fallback() {
+    answer("lace", Err(PriceError::NotFound));
+    assert_eq!(
+        listed_stock("lace").await,
+        Err(PriceError::NotFound),
+        "a business answer is the answer, not masked by the fallback"
+    );
+    assert_eq!(*LISTED.lock().unwrap(), 0);
+
+    let breaker = registry().get("stale::listed_stock").unwrap();
+    breaker.force_open();
+    assert_eq!(
+        listed_stock("lace").await,
+        Ok(555),
+        "only a healthy error recorded before: the fallback answers"
+    );
+    assert_eq!(*LISTED.lock().unwrap(), 1);
+    breaker.reset();
+
+    answer("lace", Err(PriceError::Down));
+    assert_eq!(
+        listed_stock("lace").await,
+        Ok(555),
+        "a failure: the fallback"
+    );
+    assert_eq!(*LISTED.lock().unwrap(), 2);
+}
+
+/// A guarded call by hand, with a `StaleCache` beside the breaker: a success kept, and a
+/// failure or a rejection answered by the kept answer, else by the fallback, if any, else as
+/// it is.
+async fn by_hand(
+    breaker: &Breaker,
+    kept: &StaleCache<String, Result<u32, PriceError>>,
+    sku: &str,
+    fallback: Option<u32>,
+) -> Result<u32, PriceError> {
+    let outcome = breaker.call(async { lookup(sku) }).await;
+    if let Some(answer) = outcome.as_ref().ok().filter(|answer| !answer.is_failure()) {
+        kept.keep_ok(sku.to_string(), answer);
+        return answer.clone();
+    }
+    if let Some(stale) = kept.stale(&sku.to_string()) {
+        return stale;
+    }
+    match (fallback, outcome) {
+        (Some(value), _) => Ok(value),
+        (None, Ok(failed)) => failed,
+        (None, Err(rejected)) => Err(rejected.into()),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_cache_keeps_an_ok_and_never_an_error() {
+    let kept: StaleCache<String, Result<u32, PriceError>> =
+        StaleCache::new(Duration::from_secs(600), 10);
+    assert!(!kept.keep_ok("tie".to_string(), &Err(PriceError::NotFound)));
+    assert!(!kept.keep_ok("tie".to_string(), &Err(PriceError::Down)));
+    assert_eq!(kept.stale(&"tie".to_string()), None);
+    assert!(kept.is_empty());
+    assert!(kept.keep_ok("tie".to_string(), &Ok(12)));
+    assert!(!kept.keep_ok("tie".to_string(), &Err(PriceError::NotFound)));
+    assert_eq!(
+        kept.stale(&"tie".to_string()),
+        Some(Ok(12)),
+        "an error leaves the kept answer in place"
+    );
+
+    for fallback in [None, Some(777)] {
+        let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+        let kept: StaleCache<String, Result<u32, PriceError>> =
+            StaleCache::new(Duration::from_secs(600), 10);
+        answer("belt", Err(PriceError::NotFound));
+        assert_eq!(
+            by_hand(&breaker, &kept, "belt", fallback).await,
+            Err(PriceError::NotFound)
+        );
+        assert!(kept.is_empty(), "a healthy error is not kept");
+        breaker.force_open();
+        let rejected = by_hand(&breaker, &kept, "belt", fallback).await;
+        match fallback {
+            Some(value) => assert_eq!(rejected, Ok(value), "the fallback, not the error"),
+            None => assert!(
+                matches!(&rejected, Err(PriceError::Breaker(e)) if e.is_rejection()),
+                "the rejection, not the error: {rejected:?}"
+            ),
+        }
+    }
+}
+
+fn out_of_stock(count: &u32) -> bool {
+    *count == 0
+}
+
+async fn unknown_count(_sku: &str) -> u32 {
+    u32::MAX
+}
+
+/// Not a `Result`: what the classifier calls a success is kept.
+#[circuit_breaker(window = "100", stale_for = "10m", is_failure = out_of_stock, fallback = unknown_count)]
+async fn in_stock(sku: &str) -> u32 {
+    lookup(sku).unwrap_or(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_value_that_is_not_a_result_is_kept_when_its_classifier_calls_it_a_success() {
+    answer("pin", Ok(7));
+    assert_eq!(in_stock("pin").await, 7);
+    answer("pin", Err(PriceError::Down));
+    assert_eq!(
+        in_stock("pin").await,
+        7,
+        "counted a failure: the kept count"
+    );
+    assert_eq!(
+        in_stock("nail").await,
+        u32::MAX,
+        "nothing kept for these arguments: the fallback"
+    );
 }

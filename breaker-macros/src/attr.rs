@@ -15,6 +15,7 @@ use breaker_options::{
 };
 
 use crate::errors::Errors;
+use crate::impl_block::Owner;
 
 /// A value and where it was written.
 #[derive(Debug, Clone, Copy)]
@@ -52,7 +53,7 @@ pub(crate) struct Options {
     pub(crate) is_failure: Option<syn::Path>,
     pub(crate) krate: Option<syn::Path>,
     /// The type whose method this is, when the `impl` block carries the attribute too.
-    pub(crate) owner: Option<String>,
+    pub(crate) owner: Option<Owner>,
 }
 
 /// The parse: the options read, and every mistake found on the way.

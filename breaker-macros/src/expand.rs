@@ -60,6 +60,7 @@ pub(crate) fn circuit_breaker(options: Options, mut errors: Errors, item: ItemFn
             ),
         );
     }
+    check_fallback_in_block(&options, &item, &mut errors);
     check_stale(&options, &item, &mut errors);
     let mut item = item;
     let copies = if options.retries.is_some() {
@@ -312,6 +313,29 @@ fn rebuild(pattern: &Pat, krate: &TokenStream, span: Span) -> Option<TokenStream
     }
 }
 
+/// In a method, a bare-name fallback is a method on `self`. When the `impl` block carries the
+/// attribute too, the block's methods are known, and a bare name none of them has is most
+/// likely a free fn written without its path; left to rustc, that is a missing method whose
+/// nearest name is often the guarded method itself, which it then suggests. A method's own
+/// attribute sees no other item, so without the block's attribute the name goes to rustc.
+fn check_fallback_in_block(options: &Options, item: &ItemFn, errors: &mut Errors) {
+    let (Some(fallback), Some(owner)) = (&options.fallback, &options.owner) else {
+        return;
+    };
+    let (Some(name), Some(methods)) = (fallback.get_ident(), &owner.methods) else {
+        return;
+    };
+    if item.sig.receiver().is_none() || methods.contains(name) {
+        return;
+    }
+    errors.push_spanned(
+        fallback,
+        format!(
+            "`{name}` is not a method of this impl block, and a bare name in a method's `fallback` is called on `self`: for a free fn write `fallback = self::{name}`; for a method of another impl block or of a trait, `fallback = Self::{name}`"
+        ),
+    );
+}
+
 /// The uses `stale_for` cannot serve: its cache is a static, keyed by owned copies of the
 /// arguments, so it must name their types and the return type without a generic parameter.
 fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
@@ -357,10 +381,13 @@ fn check_stale(options: &Options, item: &ItemFn, errors: &mut Errors) {
 }
 
 /// What `stale_for` adds: the static that keeps the answers, the key built from the
-/// arguments before the body runs, and the lookup a failed or rejected call falls back on.
+/// arguments before the body runs, the keeping of a success, and the lookup a failed or
+/// rejected call falls back on.
 struct Stale {
     statics: TokenStream,
     key: TokenStream,
+    keep: TokenStream,
+    serve: TokenStream,
 }
 
 impl Stale {
@@ -396,12 +423,34 @@ impl Stale {
             .map_or(breaker_options::DEFAULT_STALE_ENTRIES, |e| e.value)
             as usize;
         let span = stale_for.span;
+        // Every use goes through `StaleAnswer::cache`, whose bounds are told on the tokens at
+        // fault: the return type that is not `Clone`, and `stale_for` for a key that cannot be
+        // one (each argument is told on its own type above). The uses' errors are identical,
+        // so rustc shows them once.
+        let answer = quote_spanned!(ret.span()=> <#ret as #p::StaleAnswer>);
+        let cache = quote_spanned!(span=> #answer::cache(&*__BREAKER_STALE));
         Some(Stale {
             statics: quote_spanned! {span=>
                 static __BREAKER_STALE: #p::LazyLock<#p::StaleCache<(#(#types,)*), #ret>> =
                     #p::LazyLock::new(|| #p::StaleCache::new(#p::Duration::from_millis(#ms), #entries));
             },
             key: quote!(#(#checks)* let __breaker_key = (#(#values,)*);),
+            // Only a success is kept: a `Result` only when `Ok`, so a healthy error ("not
+            // found") is never served again in place of the answer it was then.
+            keep: quote! {
+                let __breaker_keepable = {
+                    use #p::IsKeepable as _;
+                    (&&#p::Keepable(&__breaker_value)).keepable()
+                };
+                if __breaker_keepable {
+                    #cache.keep(__breaker_key, &__breaker_value);
+                }
+            },
+            serve: quote! {
+                if let ::core::option::Option::Some(__breaker_stale) = #cache.stale(&__breaker_key) {
+                    return __breaker_stale;
+                }
+            },
         })
     }
 }
@@ -482,9 +531,6 @@ fn wrap(
     let stale = annotated.and_then(|ret| Stale::new(options, item, ret, &krate));
     // What a counted failure said, kept if the circuit opened on it; only an open circuit
     // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
-    // says nothing.
-    // What a counted failure said, kept if the circuit opened on it; only an open circuit
-    // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
     // says nothing. Written into the failure's own arm, so the success and the rejection carry
     // none of it.
     let note = |value: TokenStream| {
@@ -516,14 +562,7 @@ fn wrap(
     // With `stale_for`, a good answer is kept, and a failed or rejected call serves the last
     // one for the same arguments before anything else.
     let (keep, serve_stale) = match &stale {
-        Some(_) => (
-            Some(quote!(__BREAKER_STALE.keep(__breaker_key, &__breaker_value);)),
-            Some(quote! {
-                if let ::core::option::Option::Some(__breaker_stale) = __BREAKER_STALE.stale(&__breaker_key) {
-                    return __breaker_stale;
-                }
-            }),
-        ),
+        Some(stale) => (Some(&stale.keep), Some(&stale.serve)),
         None => (None, None),
     };
 
@@ -816,7 +855,7 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
     let ident = &item.sig.ident;
     let fn_name = ident.to_string();
     let qualified = match &options.owner {
-        Some(owner) => format!("{owner}::{fn_name}"),
+        Some(owner) => format!("{}::{fn_name}", owner.name),
         None => fn_name,
     };
     let default_name = quote!(::core::concat!(::core::module_path!(), "::", #qualified));

@@ -20,7 +20,10 @@ pub(crate) fn expand(args: TokenStream, mut block: ItemImpl) -> TokenStream {
             "#[circuit_breaker] on an `impl` block takes no options: it only names the methods' breakers after the type; put the options on each method's own #[circuit_breaker(...)]",
         );
     }
-    let owner = owner(&block);
+    let owner = Owner {
+        name: owner(&block),
+        methods: methods(&block),
+    };
     let mut guarded = 0;
     for item in &mut block.items {
         let ImplItem::Fn(method) = item else { continue };
@@ -57,6 +60,29 @@ pub(crate) fn expand(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     }
     let errors = errors.into_compile_errors();
     quote!(#errors #block)
+}
+
+/// The type whose methods the block's attribute expands, and what it knows of the type there.
+#[derive(Clone)]
+pub(crate) struct Owner {
+    /// The type as its breakers' names show it.
+    pub(crate) name: String,
+    /// The names of the block's methods; `None` when a macro in the block may add others.
+    pub(crate) methods: Option<Vec<syn::Ident>>,
+}
+
+/// Every method the block defines, so a bare-name fallback can be checked against them; a
+/// macro call among the items could define more, and then nothing is known.
+fn methods(block: &ItemImpl) -> Option<Vec<syn::Ident>> {
+    block
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            ImplItem::Fn(method) => Some(Some(method.sig.ident.clone())),
+            ImplItem::Macro(_) | ImplItem::Verbatim(_) => Some(None),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Only the attribute's last path segment is compared, so `#[breaker_runtime::circuit_breaker]`
@@ -100,4 +126,52 @@ fn path_text(path: &syn::Path) -> String {
         .map(|s| s.ident.to_string())
         .collect::<Vec<_>>()
         .join("::")
+}
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenStream;
+    use syn::parse_quote;
+
+    fn refused(block: syn::ItemImpl) -> bool {
+        super::expand(TokenStream::new(), block)
+            .to_string()
+            .contains("is not a method of this impl block")
+    }
+
+    #[test]
+    fn a_bare_fallback_the_block_does_not_define_is_refused() {
+        assert!(refused(parse_quote! {
+            impl Catalog {
+                #[circuit_breaker(fallback = price_list)]
+                async fn price(&self) -> Result<u32, E> { Ok(1) }
+            }
+        }));
+        assert!(!refused(parse_quote! {
+            impl Catalog {
+                #[circuit_breaker(fallback = cached)]
+                async fn price(&self) -> Result<u32, E> { Ok(1) }
+                async fn cached(&self) -> Result<u32, E> { Ok(0) }
+            }
+        }));
+    }
+
+    /// A macro among the items may define the method; and an associated fn's bare name is a
+    /// free fn already.
+    #[test]
+    fn a_bare_fallback_is_left_to_rustc_where_the_block_cannot_tell() {
+        assert!(!refused(parse_quote! {
+            impl Catalog {
+                cached_methods!();
+                #[circuit_breaker(fallback = cached)]
+                async fn price(&self) -> Result<u32, E> { Ok(1) }
+            }
+        }));
+        assert!(!refused(parse_quote! {
+            impl Catalog {
+                #[circuit_breaker(fallback = price_list)]
+                async fn price(sku: u32) -> Result<u32, E> { Ok(sku) }
+            }
+        }));
+    }
 }

@@ -48,7 +48,7 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
 fn guard(
     args: proc_macro2::TokenStream,
     function: syn::ItemFn,
-    owner: Option<String>,
+    owner: Option<impl_block::Owner>,
 ) -> proc_macro2::TokenStream {
     let attr::Parsed {
         mut options,
@@ -83,6 +83,55 @@ pub fn derive_is_failure(input: TokenStream) -> TokenStream {
 
 #[cfg(test)]
 mod readme {
+    /// The lines of the first markdown table whose header starts `| option`, each line read
+    /// through `strip` (a doc comment's `/// `), up to the first line that is not a row.
+    fn option_table(text: &str, strip: &str) -> Vec<String> {
+        text.lines()
+            .map(|line| line.strip_prefix(strip).unwrap_or(""))
+            .skip_while(|line| !line.starts_with("| option"))
+            .take_while(|line| line.starts_with('|'))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The option names of a table's rows: `timeout_ms` and `timeout` from
+    /// `| `timeout_ms` / `timeout` | ...`.
+    fn names(table: &[String]) -> std::collections::BTreeSet<String> {
+        table
+            .iter()
+            .skip(2)
+            .flat_map(|row| {
+                let first = row
+                    .trim_start_matches('|')
+                    .split(" | ")
+                    .next()
+                    .unwrap_or("");
+                first
+                    .split('/')
+                    .map(|k| k.trim().trim_matches('`').to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The attribute's rustdoc (on `breaker_runtime::circuit_breaker`, where users read it)
+    /// lists every option, in the README's own table: the same names, and the same rows.
+    #[test]
+    fn the_rustdoc_option_table_is_the_readme_table() {
+        let readme = option_table(include_str!("../../README.md"), "");
+        let rustdoc = option_table(include_str!("../../breaker-runtime/src/lib.rs"), "/// ");
+        assert!(readme.len() > 2, "README.md has an option table");
+        assert_eq!(
+            names(&rustdoc),
+            names(&readme),
+            "the options of #[circuit_breaker]'s rustdoc table and of README.md's"
+        );
+        assert_eq!(
+            rustdoc, readme,
+            "#[circuit_breaker]'s rustdoc table (breaker-runtime/src/lib.rs) must be README.md's \"Options and defaults\" table, row for row"
+        );
+    }
+
     /// The README's option table is checked against the parser's own list: the same rows, in
     /// the same order, with the same keys and defaults.
     #[test]

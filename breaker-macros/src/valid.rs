@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use breaker_options::{ConfigError, MAX_MIN_CALLS, PolicySettings, Settings};
+use breaker_options::{ConfigError, MAX_DURATION, MAX_MIN_CALLS, PolicySettings, Settings};
 use proc_macro2::Span;
 
 use crate::attr::{At, Options};
@@ -107,11 +107,20 @@ fn explain(options: &Options, violation: &ConfigError) -> (Span, String) {
         }
         ConfigError::GrowthWithoutMaxBreak => (
             at(options.break_growth.map(|g| g.span)),
-            "`break_growth` needs `max_break_duration`: add `max_break_duration = \"5m\"` (the cap the break grows up to), or remove `break_growth`".to_string(),
+            format!(
+                "`break_growth` needs `max_break_duration`: add `max_break_duration = \"{}\"` (the cap the break grows up to), or remove `break_growth`",
+                written(cap_for(settings(options).break_duration))
+            ),
         ),
         ConfigError::SlowThresholdWithoutSlowCall => (
             at(options.slow_threshold.map(|s| s.span)),
-            "`slow_threshold` needs `slow_call`: add `slow_call = \"1s\"` (how long a call may take before it counts as slow)".to_string(),
+            match slow_call_for(settings(options).timeout) {
+                Some(slow_call) => format!(
+                    "`slow_threshold` needs `slow_call`: add `slow_call = \"{}\"` (how long a call may take before it counts as slow)",
+                    written(slow_call)
+                ),
+                None => "`slow_threshold` needs `slow_call`, which must be shorter than the timeout, and no call is shorter than 1ms: remove `slow_threshold`, or make the timeout longer".to_string(),
+            },
         ),
         ConfigError::WithoutRetries { field } => {
             let written = if field == "backoff" {
@@ -133,6 +142,27 @@ fn explain(options: &Options, violation: &ConfigError) -> (Span, String) {
         // The grammar refuses every other value where it is written; a rule that reaches here
         // still says what it is about.
         ref other => (Span::call_site(), format!("invalid `{}`: {other}", other.field())),
+    }
+}
+
+/// A cap to offer for the break to grow up to: 5 minutes, or more for a longer break, since it
+/// must be at least the break (an offered value the attribute then refuses helps no one).
+fn cap_for(break_duration: Duration) -> Duration {
+    (break_duration * 10)
+        .min(MAX_DURATION)
+        .max(Duration::from_secs(300))
+}
+
+/// A `slow_call` to offer: 1 s, or half the timeout when that is shorter, since it must be
+/// shorter than the timeout; none when the timeout is too short for any.
+fn slow_call_for(timeout: Option<Duration>) -> Option<Duration> {
+    let second = Duration::from_secs(1);
+    match timeout {
+        Some(timeout) if timeout <= second => {
+            let half = Duration::from_millis(u64::try_from(timeout.as_millis() / 2).ok()?);
+            (!half.is_zero()).then_some(half)
+        }
+        _ => Some(second),
     }
 }
 

@@ -166,6 +166,86 @@ impl<T: std::hash::Hash + Eq + Clone> StaleKeyPart for T {}
 /// points at that argument rather than at the attribute.
 pub fn stale_key_part<T: StaleKeyPart + ?Sized>() {}
 
+/// The arguments of a fn with `stale_for`, as the key of its answers. Each argument is checked
+/// on its own first ([`stale_key_part`]), so this says only what the whole key needs.
+#[diagnostic::on_unimplemented(
+    message = "`stale_for` cannot key its answers by the arguments `{Self}`",
+    label = "`stale_for` keys its answers by the arguments, so each must be `Hash + Eq + Clone`",
+    note = "derive `Clone, PartialEq, Eq, Hash` for the argument's type named above, or remove `stale_for`"
+)]
+pub trait StaleKey: std::hash::Hash + Eq + Clone {}
+
+#[diagnostic::do_not_recommend]
+impl<K: std::hash::Hash + Eq + Clone> StaleKey for K {}
+
+/// The return type of a fn with `stale_for`: its answers are kept and served again, so they
+/// must be `Clone`. The expansion reaches its cache only through [`StaleAnswer::cache`], on the
+/// return type's span, so a return type that is not `Clone` is told so there, once, instead of
+/// in the cache's bounds.
+#[diagnostic::on_unimplemented(
+    message = "`stale_for` keeps answers to serve them again: the return type `{Self}` must be `Clone`",
+    label = "`stale_for` keeps copies of this type, so it must be `Clone`",
+    note = "derive or implement `Clone` for it (for a `Result`, for its error type too), or remove `stale_for`"
+)]
+pub trait StaleAnswer: Sized {
+    /// The cache, with its bounds checked.
+    fn cache<K: StaleKey>(cache: &StaleCache<K, Self>) -> &dyn StaleOps<K, Self>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<V: Clone> StaleAnswer for V {
+    #[inline]
+    fn cache<K: StaleKey>(cache: &StaleCache<K, V>) -> &dyn StaleOps<K, V> {
+        cache
+    }
+}
+
+/// A [`StaleCache`] whose bounds were checked: what the expansion calls, with no bound left to
+/// fail at each use.
+pub trait StaleOps<K, V> {
+    /// [`StaleCache::keep`].
+    fn keep(&self, key: K, value: &V);
+    /// [`StaleCache::stale`].
+    fn stale(&self, key: &K) -> Option<V>;
+}
+
+impl<K: StaleKey, V: Clone> StaleOps<K, V> for StaleCache<K, V> {
+    #[inline]
+    fn keep(&self, key: K, value: &V) {
+        StaleCache::keep(self, key, value);
+    }
+    #[inline]
+    fn stale(&self, key: &K) -> Option<V> {
+        StaleCache::stale(self, key)
+    }
+}
+
+/// A guarded fn's value, asked whether `stale_for` may keep it: a `Result` only when it is
+/// `Ok` (as [`StaleCache::keep_ok`]), any other value when it got here (its classifier called
+/// it a success). Settled on the concrete type (autoref specialization): call it as
+/// `(&&Keepable(&value)).keepable()` with [`IsKeepable`] in scope.
+pub struct Keepable<'a, T>(pub &'a T);
+
+/// See [`Keepable`].
+pub trait IsKeepable {
+    /// Whether the value may be kept and served again.
+    fn keepable(&self) -> bool;
+}
+
+impl<T, E> IsKeepable for &Keepable<'_, Result<T, E>> {
+    #[inline]
+    fn keepable(&self) -> bool {
+        self.0.is_ok()
+    }
+}
+
+impl<T> IsKeepable for Keepable<'_, T> {
+    #[inline]
+    fn keepable(&self) -> bool {
+        true
+    }
+}
+
 /// A guarded fn's value, asked what its failure says: by the error's `Display`, else its
 /// `Debug`, else the value's [`IsFailure::failure_message`], else nothing. Which one applies is
 /// settled at compile time on the concrete type (autoref specialization): call it as

@@ -276,20 +276,32 @@ pub use breaker_macros::IsFailure;
 ///
 /// # Options
 ///
-/// | option | value | default |
-/// |---|---|---|
-/// | `threshold` | `"N%"`, 0 < N ≤ 100, up to 4 decimals | `"50%"` |
-/// | `window` | `"N"` calls (1 to 10 000) or a duration such as `"30s"` | `"20"` |
-/// | `min_calls` | integer ≥ 1, ≤ N for a count window, ≤ 1 000 000 for a time window | N, or 10 for a time window |
-/// | `timeout_ms` / `timeout` | integer ms > 0 / a duration, or `"off"` | 10 s |
-/// | `break_duration` | a duration | `"30s"` |
-/// | `max_break_duration` | a duration ≥ `break_duration` | none (no growth) |
-/// | `probes` | integer 1 to 1 000 | 1 |
-/// | `slow_call` / `slow_threshold` | a duration shorter than the timeout / `"N%"` | off / `"100%"` |
-/// | `fallback` | a path to an async fn; in a method, a bare name or `Self::name` is a method on `self`, any other path (`self::queue_charge`) a function given the arguments alone | none |
-/// | `name` | string literal: functions with one name share one breaker | `module_path!()::fn_name`, or `module_path!()::Type::method` (see below) |
-/// | `is_failure` | a path to `fn(&Return) -> bool` | the `IsFailure` impl |
-/// | `crate` | a path | `::breaker_runtime` |
+/// | option | value | default | meaning |
+/// |---|---|---|---|
+/// | `threshold` | `"N%"`, 0 < N ≤ 100, up to 4 decimals | `"50%"` | open when the failure rate in the window is **≥** N% |
+/// | `window` | `"N"` calls (1 to 10 000) or a duration `"30s"` | `"20"` | the sliding window: the last N recorded calls, or every outcome of the last D (none older than D + D/10) |
+/// | `min_calls` | integer ≥ 1 (≤ N for a count window, ≤ 1 000 000 for a time window) | the window size (count window), 10 (time window) | outcomes the window must hold before the rates are judged |
+/// | `timeout_ms` / `timeout` | integer ms > 0 / a duration, or `"off"` | 10 000 ms | a call still running at the deadline is cancelled and counts as a failure |
+/// | `break_duration` | a duration | `"30s"` | how long the circuit stays open before it lets a probe through |
+/// | `max_break_duration` | a duration ≥ `break_duration` | none (no growth) | after the k-th failed probe in a row the break is min(`break_duration` × growth^k, this) |
+/// | `break_growth` | `"1.5x"`, `"2"`: 1 to 10, to the hundredth | `"2x"` (with `max_break_duration`) | the growth factor above; needs `max_break_duration` |
+/// | `break_jitter` | a percentage such as `"10%"` (to the hundredth) | none | adds a random share of each break, up to this, so breakers that opened together do not probe together; a break is never shorter than computed above |
+/// | `probes` | integer 1 to 1 000 | 1 | half-open: at most this many calls at once; this many successes in a row close the circuit |
+/// | `slow_call` | a duration shorter than the timeout | off | a success slower than this is slow |
+/// | `slow_threshold` | `"N%"` (needs `slow_call`) | `"100%"` | open when slow successes ÷ outcomes in the window is ≥ N% |
+/// | `mode` | `"enforce"` or `"shadow"` | `"enforce"` | `"shadow"`: records, judges, transitions and announces as usual but never rejects; what it would have rejected runs and is reported (`CallEvent::ShadowRejected`, `circuit_breaker_shadow_rejected_total`); `Breaker::set_mode` switches a live breaker |
+/// | `retries` | integer 1 to 10 | 0 | more attempts after a counted failure or a timeout, never after a success, a healthy or ignored answer, or a rejection; each goes through the breaker and is recorded |
+/// | `backoff` | `"<initial>..<max>"`, two durations, initial ≤ max (needs `retries`) | `"100ms..10s"` (with `retries`) | full jitter: the n-th retry waits a random time in [0, min(initial × 2ⁿ, max)] |
+/// | `retry_budget` | `"N%"` or `"off"` (needs `retries`) | `"20%"` (with `retries`) | retries at most N% of the calls of the last 10 s, and at least 10 a second; an empty budget means no retry, not a failure |
+/// | `deadline` | a duration | none | one bound on all attempts and the waits between them; `timeout` stays per attempt |
+/// | `max_concurrent` | integer 1 to 1 000 000 | none (no bulkhead) | a bulkhead: more calls at once are rejected with `BreakerError::BulkheadFull`, never recorded |
+/// | `max_wait` | a duration (needs `max_concurrent`) | none (reject at once) | how long a call over `max_concurrent` waits for a slot |
+/// | `stale_for` | a duration such as `"10m"` | none | a failed, timed-out or rejected call answers with the last success (an `Ok`, never an error, not even a healthy one) for the same arguments, no older than this, before any `fallback`; arguments (owned) `Hash + Eq + Clone`, the return type `Clone` |
+/// | `stale_entries` | integer 1 to 1 000 000 | 1 000 (with `stale_for`) | how many answers `stale_for` keeps for the fn |
+/// | `fallback` | a path to an async fn (in a method: a bare name or `Self::name` is a method on `self`, and with the attribute on the `impl` block too, a bare name must be one of the block's methods; any other path, such as `self::queue_charge`, a free fn) | none | called with the same arguments when the call is rejected, times out or fails |
+/// | `name` | string literal | `module_path!()::fn_name` | the breaker's identity: functions with the same `name` share one breaker; methods in an `impl` block that carries `#[circuit_breaker]` too are named `module_path!()::Type::method` |
+/// | `is_failure` | a path to `fn(&Return) -> bool` | the `IsFailure` impl | classify the return value without implementing the trait |
+/// | `crate` | a path | `::breaker_runtime` | where the runtime is, if you renamed the dependency |
 ///
 /// Durations are `"<integer><unit>"` with unit `ms`, `s`, `m` or `h`, at most `"720h"`
 /// ([`MAX_DURATION`]). Every value is checked at compile time, by the same rules as the

@@ -27,6 +27,12 @@ use tokio::time::Instant;
 /// # }
 /// ```
 ///
+/// Only a success is a good answer: an `Ok`, never an `Err`, even one the breaker records as a
+/// success (a healthy "not found" is the dependency's answer now, not one to give again once
+/// it is down), and for a return type that is not a `Result`, a value its classifier calls a
+/// success. [`keep_ok`](StaleCache::keep_ok) holds to that rule for a `Result`; the attribute
+/// holds to it for every return type.
+///
 /// Bounded: once it holds `entries` answers, a new key takes the place of another (an expired
 /// one is dropped when it is next looked up). Time is tokio's, so a paused clock ages it. The
 /// lock is held for a lookup or an insert, never across an `.await`.
@@ -47,17 +53,8 @@ impl<K, V> std::fmt::Debug for StaleCache<K, V> {
 }
 
 impl<K: Hash + Eq + Clone, V: Clone> StaleCache<K, V> {
-    /// An empty cache that serves an answer for `stale_for` and keeps at most `entries` (at
-    /// least one).
-    pub fn new(stale_for: Duration, entries: usize) -> StaleCache<K, V> {
-        StaleCache {
-            stale_for,
-            entries: entries.max(1),
-            kept: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Keeps a copy of a good answer for `key`, from now.
+    /// Keeps a copy of `value` for `key`, from now: the caller has judged it a good answer
+    /// (for a `Result`, [`keep_ok`](StaleCache::keep_ok) judges).
     pub fn keep(&self, key: K, value: &V) {
         let now = Instant::now();
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
@@ -87,7 +84,45 @@ impl<K: Hash + Eq + Clone, V: Clone> StaleCache<K, V> {
     }
 }
 
+impl<K: Hash + Eq + Clone, T: Clone, E: Clone> StaleCache<K, Result<T, E>> {
+    /// Keeps a copy of `result` for `key` if it is an `Ok`, and says whether it did. An `Err`
+    /// is never kept, however the breaker counted it, and leaves the answer kept before in
+    /// place.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_runtime::StaleCache;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let prices: StaleCache<u32, Result<u32, String>> = StaleCache::new(Duration::from_secs(60), 100);
+    /// assert!(prices.keep_ok(7, &Ok(1299)));
+    /// assert!(!prices.keep_ok(7, &Err("not found".to_string())));
+    /// assert_eq!(prices.stale(&7), Some(Ok(1299)));
+    /// # }
+    /// ```
+    pub fn keep_ok(&self, key: K, result: &Result<T, E>) -> bool {
+        let ok = result.is_ok();
+        if ok {
+            self.keep(key, result);
+        }
+        ok
+    }
+}
+
 impl<K, V> StaleCache<K, V> {
+    /// An empty cache that serves an answer for `stale_for` and keeps at most `entries` (at
+    /// least one).
+    // No bound on the types: the attribute names its cache's types in a static, and a return
+    // type that is not `Clone` is then refused once, by its own message, rather than here too.
+    pub fn new(stale_for: Duration, entries: usize) -> StaleCache<K, V> {
+        StaleCache {
+            stale_for,
+            entries: entries.max(1),
+            kept: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// How many answers it holds (some may be too old to serve).
     pub fn len(&self) -> usize {
         self.kept
