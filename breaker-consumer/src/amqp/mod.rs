@@ -125,10 +125,16 @@ impl AmqpQueue {
         let Some((connection, channel)) = link.open.take() else {
             return Ok(());
         };
-        let stopped = link.stop(&channel, &self.given_back).await;
+        // A channel or a connection the broker or the network closed already needs no cancel
+        // or close of ours, and refuses one (lapin's `InvalidChannelState` and
+        // `InvalidConnectionState`): the broker dropped the consumer and took back what it had
+        // out when it closed them, which is what closing is for.
+        let stopped = if channel.status().connected() {
+            link.stop(&channel, &self.given_back).await
+        } else {
+            Ok(())
+        };
         link.consumer = None;
-        // A connection the broker or the network is closing already needs no close of ours,
-        // and refuses one (lapin's `InvalidConnectionState`): what closing is for has happened.
         if connection.status().connected() {
             connection.close(200, "consumer closed").await?;
         }
