@@ -420,8 +420,11 @@ async fn a_retried_delivery_is_held_back_for_its_delay_then_redelivered() {
     let held = on_record(&server, QUEUE).await;
     assert_eq!((held.ready, held.unacknowledged), (0, 1), "{held:?}");
 
+    // Waited for from the end of the reading above, which can take seconds on a busy machine
+    // (`rabbitmqctl` boots a VM), not from the settle: 10 s from it once ran out first.
+    let waiting = std::time::Instant::now();
     let mut again = Vec::new();
-    while again.is_empty() && settled.elapsed() < Duration::from_secs(10) {
+    while again.is_empty() && waiting.elapsed() < Duration::from_secs(10) {
         again = source.fetch(Want::up_to(1)).await.unwrap();
     }
     // The hold began just before `settled` was read.
