@@ -234,7 +234,9 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         // Judged by the queue's own answer to a passive declare (messages ready, consumers),
         // in milliseconds, where `rabbitmqctl` boots a VM of its own: seconds on a busy
         // machine, longer than a break. Returns the consumer sent as it paused may still be on
-        // their way: the first reading is the one that holds still for 100 ms. (That a pause
+        // their way, and a quorum queue drops a cancelled consumer on its own log's time: the
+        // first reading is the one that shows no consumer and holds still for 100 ms. A
+        // consumer that never leaves keeps every break from being read, and fails below. (That a pause
         // leaves nothing out, giving back what was pushed ahead, is judged by
         // `a_pause_cancels_the_consumer_and_gives_back_what_was_pushed_with_a_requeue`.)
         let mut slowest = Duration::ZERO;
@@ -248,7 +250,7 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
         loop {
             tokio::time::sleep(Duration::from_millis(100)).await;
             let again = read().await;
-            if again == before || watch.rounds() != round {
+            if (again == before && before.1 == 0) || watch.rounds() != round {
                 break;
             }
             before = again;
@@ -269,7 +271,6 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
             skipped.round_between += 1;
             continue;
         }
-        assert_eq!(before.1, 0, "while open, no consumer at the broker");
         assert_eq!(
             before, after,
             "while open, nothing fetched, nothing returned (ready, consumers)"
