@@ -83,12 +83,12 @@ async fn declare(channel: &Channel) {
         .unwrap();
 }
 
-async fn publish(channel: &Channel, count: u32) {
+async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
     channel
         .confirm_select(ConfirmSelectOptions::default())
         .await
         .unwrap();
-    for n in 0..count {
+    for n in numbers {
         channel
             .basic_publish(
                 "",
@@ -168,7 +168,7 @@ async fn an_outage_on_rabbitmq_fetches_nothing_while_open_and_dead_letters_nothi
     let server = Arc::new(RabbitServer::start());
     let (_publisher, channel) = connect(&server.url()).await;
     declare(&channel).await;
-    publish(&channel, 500).await;
+    publish(&channel, 0..500).await;
     let source = AmqpQueue::connect(&server.url(), QUEUE)
         .await
         .unwrap()
@@ -349,7 +349,7 @@ async fn a_lost_connection_records_nothing_and_loses_nothing() {
     let server = Arc::new(RabbitServer::start());
     let (_publisher, channel) = connect(&server.url()).await;
     declare(&channel).await;
-    publish(&channel, 200).await;
+    publish(&channel, 0..200).await;
     let source = AmqpQueue::connect(&server.url(), QUEUE)
         .await
         .unwrap()
@@ -371,12 +371,17 @@ async fn a_lost_connection_records_nothing_and_loses_nothing() {
     tokio::task::spawn_blocking(move || cut.close_all_connections())
         .await
         .unwrap();
+    // More after the cut (which closed the publisher too), so that the consumer must come
+    // through it to get them: on a busy machine `rabbitmqctl` once took long enough to make the
+    // cut after the consumer had handled all 200, and it never saw one.
+    let (_publisher, channel) = connect(&server.url()).await;
+    publish(&channel, 200..300).await;
     wait_until(Duration::from_secs(60), "every message handled", || {
-        seen.handled.lock().unwrap().len() == 200
+        seen.handled.lock().unwrap().len() == 300
     })
     .await;
     wait_until(Duration::from_secs(10), "the queue empty", || {
-        consumer.stats().acked >= 200
+        consumer.stats().acked >= 300
     })
     .await;
     let stats = running.stop().await;
@@ -402,7 +407,7 @@ async fn a_retried_delivery_is_held_back_for_its_delay_then_redelivered() {
     let server = Arc::new(RabbitServer::start());
     let (_publisher, channel) = connect(&server.url()).await;
     declare(&channel).await;
-    publish(&channel, 1).await;
+    publish(&channel, 0..1).await;
     let source = AmqpQueue::connect(&server.url(), QUEUE)
         .await
         .unwrap()
@@ -451,7 +456,7 @@ async fn a_pause_cancels_the_consumer_and_gives_back_what_was_pushed_with_a_requ
     let server = Arc::new(RabbitServer::start());
     let (_publisher, channel) = connect(&server.url()).await;
     declare(&channel).await;
-    publish(&channel, 10).await;
+    publish(&channel, 0..10).await;
     let source = AmqpQueue::connect(&server.url(), QUEUE).await.unwrap();
     source.resume(4).await.unwrap();
     let taken = source.fetch(Want::up_to(1)).await.unwrap();
