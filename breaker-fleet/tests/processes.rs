@@ -231,33 +231,74 @@ fn one_sick_process() {
     assert!(reports.iter().all(|r| r.fleet_opens == 0), "{reports:?}");
 }
 
+/// The longest a member leaves between two attempts to reach Redis: its connection tries
+/// again once after 100 ms and a jitter of up to as much, then anew at the member's next flush
+/// (20 ms); rounded up to the 250 ms cap `RedisFleet` puts on that backoff.
+const RETRY: Duration = Duration::from_millis(250);
+
 fn redis_trouble() {
     let mut server = RedisServer::start();
     let members = Members::start(&server, 3, Setup::default());
     members.all("traffic 1");
     std::thread::sleep(Duration::from_millis(500));
+    let killed = Instant::now();
     server.kill();
     members.wait_all(Duration::from_secs(5), "the fleet lost", |r| !r.connected);
+    let seen_lost = killed.elapsed();
     std::thread::sleep(Duration::from_millis(500));
-    let back = Instant::now();
     server.restart();
+    // From the moment the restarted Redis answers: its own start is not the fleet's to pay.
+    let back = Instant::now();
     members.wait_all(Duration::from_secs(5), "the fleet back", |r| r.connected);
     let rejoined = back.elapsed();
-    eprintln!("  every member rejoined {rejoined:?} after Redis came back");
-    assert!(rejoined < Duration::from_secs(2), "{rejoined:?}");
+    eprintln!(
+        "  every member saw the loss {seen_lost:?} after Redis was killed, and rejoined {rejoined:?} after it answered again"
+    );
+    // A member sees the loss on its next call and is back on its next attempt to connect:
+    // seeing either takes its flushes, its runtime and this test's polling through its pipe,
+    // as long as the loss took to be seen in this run; only the pause before the next
+    // attempt is the rejoining's own.
+    assert!(
+        rejoined <= seen_lost + RETRY,
+        "rejoined {rejoined:?} after Redis answered, the loss seen {seen_lost:?} after it went"
+    );
+
     // Redis slowed: each command stalls for 300 ms.
+    let stall = Duration::from_millis(300);
     let operator = Operator::new(&server);
+    let before = members.reports();
+    let stalled = Instant::now();
     for _ in 0..3 {
-        operator.debug_sleep(Duration::from_millis(300));
+        operator.debug_sleep(stall);
     }
+    let stalled = stalled.elapsed();
     let reports = members.reports();
-    for r in &reports {
+    let slowest: Vec<Duration> = reports.iter().map(|r| r.slowest_call).collect();
+    let meanwhile: Vec<u64> = reports
+        .iter()
+        .zip(&before)
+        .map(|(r, b)| r.calls - b.calls)
+        .collect();
+    eprintln!(
+        "  Redis stalled {stalled:?}: slowest call of each member {slowest:?}, calls meanwhile {meanwhile:?}"
+    );
+    for (r, calls) in reports.iter().zip(meanwhile) {
         assert_eq!(r.rejected, 0, "no caller saw an error: {reports:?}");
+        // A caller that waited on Redis would wait out what was left of a stall (or of the
+        // connection's retry while Redis was gone): over the stalls' hundreds of calls, the
+        // slowest would come near the 300 ms imposed here. A call that merely lost its CPU on a
+        // busy machine is late by milliseconds.
         assert!(
-            r.slowest_call < Duration::from_millis(5),
+            r.slowest_call < stall / 3,
             "no caller waited on Redis: {reports:?}"
         );
-        assert!(r.calls > 1000, "traffic went on: {reports:?}");
+        // One call every millisecond: at least half of the stall's worth of them, whatever
+        // the member's runtime had yet to catch up on when it answered.
+        let ticks = u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX);
+        assert!(
+            calls >= ticks / 2,
+            "traffic went on: {calls} calls in {stalled:?}: {reports:?}"
+        );
     }
 }
 
