@@ -9,9 +9,10 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use breaker_fleet::{Decision, Fleet, News, Options, RedisFleet, Transport};
+use breaker_fleet::{Decision, Fleet, Heard, News, Options, RedisFleet, Tally, Transport};
 use breaker_runtime::{Breaker, Config, State, Verdict};
 use breaker_test_servers::RedisServer;
+use tokio::sync::mpsc::UnboundedSender;
 
 fn main() {
     if std::env::var_os("BREAKER_FLEET_MEMBER").is_some() {
@@ -68,11 +69,27 @@ fn outage_seen_by_all() {
                 ..Setup::default()
             },
         );
-        members.all("health down");
-        members.all("traffic 10");
-        members.wait_all(Duration::from_secs(10), "open", |r| r.state == "Open");
-        members.all("traffic 0");
-        members.reports().iter().map(|r| r.reached).sum::<u64>()
+        // Rounds of one failed call in every member still closed, the fleet given a few of
+        // its flushes after each, instead of calls on a timer: on a busy machine a flush and
+        // its round trip to Redis took as long as a member's ten calls, and the comparison was
+        // between the machine's speed and the callers' timer, not between the fleet and each
+        // process alone.
+        for round in 1.. {
+            members.all("fail 1");
+            if fleet {
+                members.wait_flushes(FLUSHES_TO_JUDGE);
+            }
+            let reports = members.reports();
+            if reports.iter().all(|r| r.state == "Open") {
+                return reports.iter().map(|r| r.reached).sum::<u64>();
+            }
+            // Alone, each opens on its tenth failure.
+            assert!(
+                round < 20,
+                "still not open after {round} rounds: {reports:?}"
+            );
+        }
+        unreachable!("the rounds end when every member is open")
     };
     let alone = failed(false);
     let together = failed(true);
@@ -81,6 +98,12 @@ fn outage_seen_by_all() {
     );
     assert!(together < alone, "{together} as a fleet, {alone} alone");
 }
+
+/// Enough flushes of each member for the fleet to judge a failure: the flush under way may
+/// have read the counts before it, the next carries it into the current bucket, and a later
+/// one finds that bucket finished. Should the bucket still be filling, the fleet decides a
+/// round later, three calls more.
+const FLUSHES_TO_JUDGE: u64 = 4;
 
 fn propagation() {
     let server = RedisServer::start();
@@ -352,6 +375,7 @@ struct Report {
     local_opens: u64,
     connected: bool,
     frozen: u64,
+    flushes: u64,
 }
 
 impl Report {
@@ -374,6 +398,7 @@ impl Report {
                 "local_opens" => report.local_opens = n(),
                 "connected" => report.connected = value == "true",
                 "frozen" => report.frozen = n(),
+                "flushes" => report.flushes = n(),
                 _ => {}
             }
         }
@@ -487,6 +512,27 @@ impl Members {
                 "waited {limit:?} for {what}: {reports:?}"
             );
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until every member has flushed its window `count` times more.
+    fn wait_flushes(&self, count: u64) {
+        let from: Vec<u64> = self.reports().iter().map(|r| r.flushes).collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let reports = self.reports();
+            if reports
+                .iter()
+                .zip(&from)
+                .all(|(r, from)| r.flushes >= from + count)
+            {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited 10s for {count} flushes of each member: {reports:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -682,8 +728,12 @@ async fn serve() {
             stamp("opened");
         }
     });
+    let flushes = Arc::new(AtomicU64::new(0));
     let fleet = (std::env::var("FLEET").as_deref() == Ok("on")).then(|| {
-        let transport = RedisFleet::new(&std::env::var("REDIS_URL").expect("REDIS_URL")).unwrap();
+        let transport = Counted {
+            redis: RedisFleet::new(&std::env::var("REDIS_URL").expect("REDIS_URL")).unwrap(),
+            flushes: Arc::clone(&flushes),
+        };
         let options = Options::default()
             .flush(Duration::from_millis(20))
             .min_calls(env_u64("FLEET_MIN_CALLS") as u32)
@@ -721,6 +771,7 @@ async fn serve() {
             (Some("fail"), Some(n)) => {
                 for _ in 0..n.parse().unwrap_or(0) {
                     if let Ok(permit) = breaker.try_acquire() {
+                        seen.reached.fetch_add(1, Ordering::SeqCst);
                         permit.record(Verdict::Failure);
                     }
                 }
@@ -730,7 +781,7 @@ async fn serve() {
                 let leases = stats.leases;
                 let probes = seen.probes.load(Ordering::SeqCst);
                 say(&format!(
-                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} local_opens={} connected={} frozen={}",
+                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} local_opens={} connected={} frozen={} flushes={}",
                     breaker.state(),
                     seen.reached.load(Ordering::SeqCst),
                     seen.calls.load(Ordering::SeqCst),
@@ -740,6 +791,7 @@ async fn serve() {
                     stats.local_opens,
                     stats.connected,
                     seen.frozen.load(Ordering::SeqCst),
+                    flushes.load(Ordering::SeqCst),
                 ));
             }
             _ => {}
@@ -767,6 +819,61 @@ fn answer_pings() {
         }
     });
     ready.recv().expect("the pings' thread subscribed");
+}
+
+/// The fleet's Redis, counting the flushes that reached it.
+struct Counted {
+    redis: RedisFleet,
+    flushes: Arc<AtomicU64>,
+}
+
+impl Transport for Counted {
+    type Error = ::redis::RedisError;
+
+    async fn flush(
+        &self,
+        breaker: &str,
+        span: Duration,
+        bucket: Duration,
+        delta: Tally,
+    ) -> Result<Tally, Self::Error> {
+        let window = self.redis.flush(breaker, span, bucket, delta).await?;
+        self.flushes.fetch_add(1, Ordering::SeqCst);
+        Ok(window)
+    }
+
+    async fn clear(&self, breaker: &str) -> Result<(), Self::Error> {
+        self.redis.clear(breaker).await
+    }
+
+    async fn generation(&self, breaker: &str) -> Result<u64, Self::Error> {
+        self.redis.generation(breaker).await
+    }
+
+    async fn announce(&self, news: &News) -> Result<(), Self::Error> {
+        self.redis.announce(news).await
+    }
+
+    async fn latest(&self, breaker: &str) -> Result<Option<News>, Self::Error> {
+        self.redis.latest(breaker).await
+    }
+
+    async fn lease(
+        &self,
+        breaker: &str,
+        holder: u64,
+        ttl: Duration,
+    ) -> Result<Option<u64>, Self::Error> {
+        self.redis.lease(breaker, holder, ttl).await
+    }
+
+    async fn release(&self, breaker: &str, holder: u64) -> Result<(), Self::Error> {
+        self.redis.release(breaker, holder).await
+    }
+
+    fn listen(&self, inbox: UnboundedSender<Heard>) -> tokio::task::JoinHandle<()> {
+        self.redis.listen(inbox)
+    }
 }
 
 /// Calls the dependency every `every`, timing each call through the breaker.
