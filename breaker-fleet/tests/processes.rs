@@ -196,13 +196,13 @@ fn one_probe_per_period() {
     let members = Members::start(&server, 3, setup);
     members.all("health down");
     members.all("traffic 1");
-    let totals = |reports: &[Report]| {
-        let leases = reports.iter().map(|r| r.leases).sum::<u64>();
-        let probes = reports.iter().map(|r| r.probes).sum::<u64>();
-        let excused = reports.iter().map(|r| r.excused).sum::<u64>();
-        let cut_off = reports.iter().map(|r| r.cut_off).sum::<u64>();
-        let cut_off_for = reports.iter().map(|r| r.cut_off_for).sum::<Duration>();
-        (leases, probes, excused, cut_off, cut_off_for)
+    let totals = |reports: &[Report]| Counts {
+        leases: reports.iter().map(|r| r.leases).sum(),
+        probes: reports.iter().map(|r| r.probes).sum(),
+        own: reports.iter().map(|r| r.own_probes).sum(),
+        excused: reports.iter().map(|r| r.excused).sum(),
+        cut_off: reports.iter().map(|r| r.cut_off).sum(),
+        cut_off_for: reports.iter().map(|r| r.cut_off_for).sum(),
     };
     // Before the fleet's first decision each member is on its own, and a short break may
     // have let it probe alone: counted from the tenth period on.
@@ -210,42 +210,71 @@ fn one_probe_per_period() {
         let deadline = Instant::now() + limit;
         loop {
             let reports = members.reports();
-            if totals(&reports).0 >= periods {
+            if totals(&reports).leases >= periods {
                 return reports;
             }
             assert!(Instant::now() < deadline, "{reports:?}");
             std::thread::sleep(Duration::from_millis(100));
         }
     };
-    let (leases_before, probes_before, excused_before, cut_off_before, cut_off_for_before) =
-        totals(&wait_for(10, Duration::from_secs(10)));
-    wait_for(leases_before + 1000, Duration::from_secs(240));
+    let before = totals(&wait_for(10, Duration::from_secs(10)));
+    wait_for(before.leases + 1000, Duration::from_secs(240));
     members.all("traffic 0");
     std::thread::sleep(Duration::from_millis(300));
     let reports = members.reports();
-    let (leases, probes, excused, cut_off, cut_off_for) = totals(&reports);
-    let (leases, probes, excused, cut_off, cut_off_for) = (
-        leases - leases_before,
-        probes - probes_before,
-        excused - excused_before,
-        cut_off - cut_off_before,
-        cut_off_for - cut_off_for_before,
-    );
+    let Counts {
+        leases,
+        probes,
+        own,
+        excused,
+        cut_off,
+        cut_off_for,
+    } = totals(&reports).since(&before);
+    let fleet = probes - own;
     eprintln!(
-        "  {probes} probes in {leases} half-open periods; leases by member {:?}; {excused} probes by a breaker on its own while its member was cut off from the fleet ({cut_off} times longer than a lease, {cut_off_for:?} in all)",
+        "  {fleet} probes in {leases} half-open periods; leases by member {:?}; {own} probes by a breaker on its own, {excused} of them while its member was cut off from the fleet or a lease after ({cut_off} times longer than half a lease, {cut_off_for:?} in all)",
         reports.iter().map(|r| r.leases).collect::<Vec<_>>()
     );
-    // A period whose lease came as the counting began or the traffic stopped may have had
-    // its probe outside the count. A member cut off from the fleet for longer than it holds
-    // its breaker open past a break (a lease more), by getting no CPU or by waiting that long
-    // on Redis, acts on its own as designed: the breaker's own clock ends the hold, and it
-    // probes once a break until the member hears the fleet again. Only such probes, made on
-    // the breaker's own half-open while its member was seen cut off (or a lease after), are
-    // left out of the count.
-    assert!(
-        (probes - excused).abs_diff(leases) <= 1,
-        "{probes} probes ({excused} while cut off) in {leases} periods: {reports:?}"
+    // A member cut off from the fleet until the hold on its breaker ends (a break and a lease
+    // after the last announcement it applied), by getting no CPU or by waiting on Redis, acts
+    // on its own as designed: the breaker's own clock half-opens it, once a break, until the
+    // member applies the fleet's news again, within a lease. No other probe on the breaker's
+    // own half-open may happen.
+    assert_eq!(
+        own, excused,
+        "probes of a breaker on its own, its member not cut off: {reports:?}"
     );
+    // A period whose lease came as the counting began or the traffic stopped may have had
+    // its probe outside the count. A cut-off may also cost the period of a lease its member
+    // held or took meanwhile its probe (the lease ran out, or the breaker was half-open on its
+    // own already): once per cut-off at most.
+    assert!(
+        fleet <= leases + 1 && leases <= fleet + 1 + cut_off,
+        "{fleet} probes on the fleet's order in {leases} periods, {cut_off} cut-offs: {reports:?}"
+    );
+}
+
+/// What the members of the one-probe scenario counted.
+struct Counts {
+    leases: u64,
+    probes: u64,
+    own: u64,
+    excused: u64,
+    cut_off: u64,
+    cut_off_for: Duration,
+}
+
+impl Counts {
+    fn since(&self, before: &Counts) -> Counts {
+        Counts {
+            leases: self.leases - before.leases,
+            probes: self.probes - before.probes,
+            own: self.own - before.own,
+            excused: self.excused - before.excused,
+            cut_off: self.cut_off - before.cut_off,
+            cut_off_for: self.cut_off_for - before.cut_off_for,
+        }
+    }
 }
 
 fn one_sick_process() {
@@ -379,6 +408,7 @@ struct Report {
     fleet_opens: u64,
     local_opens: u64,
     connected: bool,
+    own_probes: u64,
     excused: u64,
     cut_off: u64,
     cut_off_for: Duration,
@@ -404,6 +434,7 @@ impl Report {
                 "fleet_opens" => report.fleet_opens = n(),
                 "local_opens" => report.local_opens = n(),
                 "connected" => report.connected = value == "true",
+                "own_probes" => report.own_probes = n(),
                 "excused" => report.excused = n(),
                 "cut_off" => report.cut_off = n(),
                 "cut_off_us" => report.cut_off_for = Duration::from_micros(n()),
@@ -714,47 +745,40 @@ struct Seen {
     probes: AtomicU64,
     rejected_while_closed: AtomicU64,
     slowest_nanos: AtomicU64,
-    /// Times the member was cut off from the fleet for longer than a lease (its callers found
-    /// that long since their last call, or a call to Redis took that long), and for how long.
-    cut_off: AtomicU64,
-    cut_off_nanos: AtomicU64,
-    /// When the last cut-off ended, and since when a call to Redis has been waiting (0: none),
-    /// in nanoseconds on `since_start`.
-    cut_off_ended: AtomicU64,
-    waiting_since: AtomicU64,
+    /// Stretches in which the member could not act on the fleet's news for longer than half a
+    /// lease: its callers found that long since their last call (the process had no CPU), or
+    /// a call to Redis took that long. The fleet's hold on the breaker, renewed by each
+    /// announcement, ends a break and a lease after the last: such a stretch, after a lull of
+    /// the fleet's own, may end it.
+    cut_offs: Mutex<Vec<(Instant, Instant)>>,
     /// Whether the breaker's last half-open was its own, on its clock, not the fleet's order.
     own_half_open: AtomicBool,
-    /// Probes on such a half-open while the member was cut off, or less than a lease after.
-    excused: AtomicU64,
-}
-
-/// Nanoseconds since the member started, never 0.
-fn since_start() -> u64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let elapsed = START.get_or_init(Instant::now).elapsed().as_nanos();
-    u64::try_from(elapsed).unwrap_or(u64::MAX).max(1)
+    /// When each probe on such a half-open was made.
+    own_probes: Mutex<Vec<Instant>>,
 }
 
 impl Seen {
-    fn cut_off_if_longer_than(&self, lease: Duration, for_: Duration) {
-        if for_ > lease {
-            self.cut_off.fetch_add(1, Ordering::SeqCst);
-            let nanos = u64::try_from(for_.as_nanos()).unwrap_or(u64::MAX);
-            self.cut_off_nanos.fetch_add(nanos, Ordering::SeqCst);
-            self.cut_off_ended.store(since_start(), Ordering::SeqCst);
+    fn cut_off_if_longer_than(&self, half_lease: Duration, from: Instant, to: Instant) {
+        if to - from > half_lease {
+            self.cut_offs.lock().unwrap().push((from, to));
         }
     }
 
-    /// Whether the member is cut off from the fleet now, or was less than a lease ago.
-    fn cut_off_now(&self, lease: Duration) -> bool {
-        let (now, lease) = (
-            since_start(),
-            u64::try_from(lease.as_nanos()).unwrap_or(u64::MAX),
-        );
-        let waiting = self.waiting_since.load(Ordering::SeqCst);
-        let ended = self.cut_off_ended.load(Ordering::SeqCst);
-        (waiting != 0 && now.saturating_sub(waiting) > lease)
-            || (ended != 0 && now.saturating_sub(ended) < lease)
+    /// The probes on the breaker's own half-open, those made during a cut-off or less than a
+    /// lease after, the cut-offs, and how long they lasted.
+    fn own_probes(&self, lease: Duration) -> (usize, usize, usize, Duration) {
+        let cut_offs = self.cut_offs.lock().unwrap();
+        let own = self.own_probes.lock().unwrap();
+        let excused = own
+            .iter()
+            .filter(|&&at| {
+                cut_offs
+                    .iter()
+                    .any(|&(from, to)| from <= at && at <= to + lease)
+            })
+            .count();
+        let cut_off_for = cut_offs.iter().map(|&(from, to)| to - from).sum();
+        (own.len(), excused, cut_offs.len(), cut_off_for)
     }
 }
 
@@ -837,9 +861,11 @@ async fn serve() {
             (Some("report"), _) => {
                 let stats = fleet.as_ref().map(Fleet::stats).unwrap_or_default();
                 let leases = stats.leases;
+                let lease = Duration::from_millis(env_u64("LEASE_MS"));
+                let (own, excused, cut_off, cut_off_for) = seen.own_probes(lease);
                 let probes = seen.probes.load(Ordering::SeqCst);
                 say(&format!(
-                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} local_opens={} connected={} excused={} cut_off={} cut_off_us={} flushes={}",
+                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} local_opens={} connected={} own_probes={own} excused={excused} cut_off={cut_off} cut_off_us={} flushes={}",
                     breaker.state(),
                     seen.reached.load(Ordering::SeqCst),
                     seen.calls.load(Ordering::SeqCst),
@@ -848,9 +874,7 @@ async fn serve() {
                     stats.fleet_opens,
                     stats.local_opens,
                     stats.connected,
-                    seen.excused.load(Ordering::SeqCst),
-                    seen.cut_off.load(Ordering::SeqCst),
-                    seen.cut_off_nanos.load(Ordering::SeqCst) / 1000,
+                    cut_off_for.as_micros(),
                     flushes.load(Ordering::SeqCst),
                 ));
             }
@@ -893,13 +917,9 @@ struct Counted {
 impl Counted {
     async fn timed<T>(&self, call: impl Future<Output = T>) -> T {
         let started = Instant::now();
-        self.seen
-            .waiting_since
-            .store(since_start(), Ordering::SeqCst);
         let answer = call.await;
-        self.seen.waiting_since.store(0, Ordering::SeqCst);
         self.seen
-            .cut_off_if_longer_than(self.lease, started.elapsed());
+            .cut_off_if_longer_than(self.lease / 2, started, Instant::now());
         answer
     }
 }
@@ -963,7 +983,7 @@ async fn callers(breaker: Arc<Breaker>, seen: Arc<Seen>, every: Duration) {
     loop {
         tick.tick().await;
         let started = Instant::now();
-        seen.cut_off_if_longer_than(lease, started - last);
+        seen.cut_off_if_longer_than(lease / 2, last, started);
         last = started;
         let healthy = seen.healthy.load(Ordering::SeqCst);
         let closed = breaker.state() == State::Closed;
@@ -972,8 +992,8 @@ async fn callers(breaker: Arc<Breaker>, seen: Arc<Seen>, every: Duration) {
                 seen.reached.fetch_add(1, Ordering::SeqCst);
                 if permit.is_probe() {
                     seen.probes.fetch_add(1, Ordering::SeqCst);
-                    if seen.own_half_open.load(Ordering::SeqCst) && seen.cut_off_now(lease) {
-                        seen.excused.fetch_add(1, Ordering::SeqCst);
+                    if seen.own_half_open.load(Ordering::SeqCst) {
+                        seen.own_probes.lock().unwrap().push(started);
                     }
                 }
                 permit.record(if healthy {
