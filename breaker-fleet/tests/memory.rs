@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use breaker_fleet::{Decision, Fleet, MemoryFleet, News, Options, Transport};
+use breaker_fleet::{Decision, Fleet, Heard, MemoryFleet, News, Options, Tally, Transport};
 use breaker_runtime::{Breaker, Config, State, Verdict};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -331,4 +332,207 @@ async fn without_the_fleet_every_member_acts_alone_and_rejoins_when_it_is_back()
     for p in processes {
         p.stop().await;
     }
+}
+
+/// A member's view of the meeting place whose flushes or announcements answer late, once
+/// done: Redis's replies on a busy machine, where a member spends its time waiting on its own
+/// calls.
+#[derive(Default)]
+struct Late {
+    place: MemoryFleet,
+    flush: Duration,
+    announce: Duration,
+}
+
+impl Transport for Late {
+    type Error = breaker_fleet::Unreachable;
+
+    async fn flush(
+        &self,
+        breaker: &str,
+        span: Duration,
+        bucket: Duration,
+        delta: Tally,
+    ) -> Result<Tally, Self::Error> {
+        let window = self.place.flush(breaker, span, bucket, delta).await;
+        tokio::time::sleep(self.flush).await;
+        window
+    }
+
+    async fn clear(&self, breaker: &str) -> Result<(), Self::Error> {
+        self.place.clear(breaker).await
+    }
+
+    async fn generation(&self, breaker: &str) -> Result<u64, Self::Error> {
+        self.place.generation(breaker).await
+    }
+
+    async fn announce(&self, news: &News) -> Result<(), Self::Error> {
+        let done = self.place.announce(news).await;
+        tokio::time::sleep(self.announce).await;
+        done
+    }
+
+    async fn latest(&self, breaker: &str) -> Result<Option<News>, Self::Error> {
+        self.place.latest(breaker).await
+    }
+
+    async fn lease(
+        &self,
+        breaker: &str,
+        holder: u64,
+        ttl: Duration,
+    ) -> Result<Option<u64>, Self::Error> {
+        self.place.lease(breaker, holder, ttl).await
+    }
+
+    async fn release(&self, breaker: &str, holder: u64) -> Result<(), Self::Error> {
+        self.place.release(breaker, holder).await
+    }
+
+    fn listen(&self, inbox: UnboundedSender<Heard>) -> JoinHandle<()> {
+        self.place.listen(inbox)
+    }
+}
+
+/// A breaker that never opens on its own evidence: only the fleet's decisions open it.
+fn fleet_only() -> Arc<Breaker> {
+    Arc::new(Breaker::new(
+        Config::builder()
+            .name("payments")
+            .count_window(1000)
+            .min_calls(1000)
+            .probes(1)
+            .break_duration(Duration::from_secs(30))
+            .build()
+            .unwrap(),
+    ))
+}
+
+#[tokio::test(start_paused = true)]
+async fn news_heard_while_a_member_waits_on_its_own_flush_is_applied_at_once() {
+    let place = MemoryFleet::new();
+    let (deciding, waiting) = (fleet_only(), fleet_only());
+    let options =
+        |breaker: &Arc<Breaker>| Options::default().min_calls(10).with(Arc::clone(breaker));
+    let a = Fleet::start(place.clone(), options(&deciding));
+    // Its flush answers five flushes late, within the second the member waits for a call.
+    let late = Duration::from_millis(500);
+    let b = Fleet::start(
+        Late {
+            place: place.clone(),
+            flush: late,
+            ..Late::default()
+        },
+        options(&waiting),
+    );
+    wait_until(Duration::from_secs(2), "both connected", || {
+        a.stats().connected && b.stats().connected
+    })
+    .await;
+    for _ in 0..20 {
+        deciding.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    wait_until(Duration::from_secs(1), "the fleet's decision", || {
+        deciding.state() == State::Open
+    })
+    .await;
+    let decided = Instant::now();
+    wait_until(late, "the other member open", || {
+        waiting.state() == State::Open
+    })
+    .await;
+    assert!(
+        decided.elapsed() < Duration::from_millis(5),
+        "open {:?} after the decision, not after its own flush",
+        decided.elapsed()
+    );
+    // Its flush, read before the news, comes back over the threshold: the fleet decided
+    // already.
+    tokio::time::sleep(late * 2).await;
+    assert_eq!(place.announced(), 1, "one decision for the fleet");
+    assert_eq!(b.stats().fleet_opens, 0);
+
+    // Closed from outside while its flush still holds a reading from before: the stale
+    // reading does not open the fleet again.
+    place.clear("payments").await.unwrap();
+    let close = News {
+        breaker: "payments".into(),
+        origin: 7,
+        generation: place.generation("payments").await.unwrap(),
+        decision: Decision::Close,
+    };
+    place.announce(&close).await.unwrap();
+    wait_until(late, "both closed", || {
+        deciding.state() == State::Closed && waiting.state() == State::Closed
+    })
+    .await;
+    tokio::time::sleep(late * 4).await;
+    assert_eq!(
+        (deciding.state(), waiting.state()),
+        (State::Closed, State::Closed)
+    );
+    assert_eq!(
+        place.announced(),
+        2,
+        "the opening and the closing, nothing since"
+    );
+    a.leave().await;
+    b.leave().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_decision_overtaken_by_newer_news_while_it_is_announced_is_not_applied() {
+    let place = MemoryFleet::new();
+    let breaker = fleet_only();
+    let late = Duration::from_millis(500);
+    let member = Fleet::start(
+        Late {
+            place: place.clone(),
+            announce: late,
+            ..Late::default()
+        },
+        Options::default().min_calls(10).with(Arc::clone(&breaker)),
+    );
+    wait_until(Duration::from_secs(2), "connected", || {
+        member.stats().connected
+    })
+    .await;
+    for _ in 0..20 {
+        breaker.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    wait_until(Duration::from_secs(1), "its decision out", || {
+        place.announced() == 1
+    })
+    .await;
+    // While its announcement is still on its way back: a generation taken and not yet
+    // announced, and a closing after it.
+    let taken_meanwhile = place.generation("payments").await.unwrap();
+    let close = News {
+        breaker: "payments".into(),
+        origin: 7,
+        generation: place.generation("payments").await.unwrap(),
+        decision: Decision::Close,
+    };
+    place.announce(&close).await.unwrap();
+    tokio::time::sleep(late).await;
+    assert_eq!(
+        breaker.state(),
+        State::Closed,
+        "the closing is the newer word"
+    );
+    // The decision taken meanwhile comes last, and older than the closing it is dropped.
+    let late_news = News {
+        generation: taken_meanwhile,
+        decision: Decision::Open {
+            remaining: Duration::from_secs(30),
+        },
+        ..close
+    };
+    place.announce(&late_news).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(breaker.state(), State::Closed, "{:?}", member.stats());
+    assert_eq!(member.stats().stale, 1);
+    assert_eq!(member.stats().fleet_opens, 0, "its decision did not hold");
+    member.leave().await;
 }

@@ -2,6 +2,7 @@
 //! behaviour when the fleet is lost, the catch-up when it answers again, and leaving.
 
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,11 +16,22 @@ use crate::view::View;
 
 impl<T: Transport> Agent<T> {
     /// Runs one transport call within [`CALL_LIMIT`]; a failure or a timeout loses the fleet.
+    /// While flushing, what the member hears meanwhile is let in (see `hear_meanwhile`).
     pub(super) async fn call<R, E: std::fmt::Display>(
         &mut self,
         work: impl Future<Output = Result<R, E>>,
     ) -> Option<R> {
-        match tokio::time::timeout(CALL_LIMIT, work).await {
+        let mut work = pin!(tokio::time::timeout(CALL_LIMIT, work));
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut work => break outcome,
+                Some(heard) = self.inbox.recv(), if self.hearing && self.deferred.is_none() => {
+                    self.hear_meanwhile(heard);
+                }
+            }
+        };
+        match outcome {
             Ok(Ok(value)) => {
                 if !self.connected {
                     self.found().await;

@@ -50,6 +50,15 @@ pub(crate) struct Agent<T: Transport> {
     members: HashMap<String, Member>,
     changes_in: UnboundedSender<Transition>,
     changes: UnboundedReceiver<Transition>,
+    /// What the transport hears, and the sender it is given when the member starts.
+    inbox: UnboundedReceiver<Heard>,
+    inbox_in: Option<UnboundedSender<Heard>>,
+    /// Whether news heard while a transport call is awaited is applied at once: only while
+    /// flushing, whose steps look at the view again after each call.
+    hearing: bool,
+    /// A loss or a reconnection heard while flushing, handled once the flush is done (with
+    /// everything heard after it, in order).
+    deferred: Option<Heard>,
     jitter: Jitter,
     connected: bool,
     /// When each of this member's announcements left, to time its echo.
@@ -64,6 +73,7 @@ impl<T: Transport> Agent<T> {
         counters: Arc<Counters>,
     ) -> Self {
         let (changes_in, changes) = unbounded_channel();
+        let (inbox_in, inbox) = unbounded_channel();
         let mut agent = Agent {
             transport,
             options,
@@ -72,6 +82,10 @@ impl<T: Transport> Agent<T> {
             members: HashMap::new(),
             changes_in,
             changes,
+            inbox,
+            inbox_in: Some(inbox_in),
+            hearing: false,
+            deferred: None,
             jitter: Jitter::seeded(),
             connected: false,
             sent_at: HashMap::new(),
@@ -83,16 +97,20 @@ impl<T: Transport> Agent<T> {
     }
 
     pub(crate) async fn run(mut self, stop: CancellationToken) {
-        let (inbox_in, mut inbox) = unbounded_channel();
+        let inbox_in = self.inbox_in.take().expect("an agent runs once");
         let listening = self.transport.listen(inbox_in);
         let mut tick = tokio::time::interval(self.options.flush);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            if let Some(heard) = self.deferred.take() {
+                self.hear(heard).await;
+                continue;
+            }
             let due = self.members.values().filter_map(|m| m.view.due()).min();
             tokio::select! {
                 biased;
                 () = stop.cancelled() => break,
-                Some(heard) = inbox.recv() => self.hear(heard).await,
+                Some(heard) = self.inbox.recv() => self.hear(heard).await,
                 Some(change) = self.changes.recv() => self.local_change(change).await,
                 () = sleep_until(due) => self.act_on_due().await,
                 _ = tick.tick() => self.flush_all().await,
@@ -150,7 +168,16 @@ impl<T: Transport> Agent<T> {
         }
     }
 
+    /// Flushes every breaker, hearing the fleet meanwhile: a decision another member announced
+    /// while this one waits on its own flush (one or more round trips to the meeting place) is
+    /// applied as it arrives, not after them, and this member does not decide it again.
     async fn flush_all(&mut self) {
+        self.hearing = true;
+        self.flush_each().await;
+        self.hearing = false;
+    }
+
+    async fn flush_each(&mut self) {
         self.refresh_members();
         let names: Vec<String> = self.members.keys().cloned().collect();
         for name in names {
@@ -160,6 +187,7 @@ impl<T: Transport> Agent<T> {
             let counts = member.breaker.counts();
             let delta = Tally::between(member.counted, counts);
             let config = member.breaker.config().clone();
+            let heard_before = member.generations;
             let span = match config.window() {
                 Window::Time(span) => span,
                 // The fleet's counterpart of "the last N calls": the time this member's last N
@@ -190,7 +218,9 @@ impl<T: Transport> Agent<T> {
             let min_calls = u64::from(self.options.min_calls.unwrap_or(config.min_calls()));
             // Judged whatever the local state: members that opened on their own evidence at the
             // same moment still need the fleet's decision, or each would probe on its own.
-            if member.view != View::Local {
+            // News heard while the window was being read is newer than the reading, and judges
+            // in its place: a closing heard meanwhile emptied a window the reading still counts.
+            if member.view != View::Local || member.generations != heard_before {
                 continue;
             }
             if let Some(rule) = fleet.trips(&config, min_calls.max(1)) {
@@ -225,15 +255,28 @@ impl<T: Transport> Agent<T> {
             decision,
         };
         let transport = Arc::clone(&self.transport);
-        if self.call(transport.announce(&news)).await.is_none() {
-            return false;
-        }
-        self.counters.sent();
         if self.sent_at.len() > 1024 {
             self.sent_at.clear();
         }
-        self.sent_at
-            .insert((name.to_owned(), generation), Instant::now());
+        // Stamped as it leaves: its echo can be heard before the call returns.
+        let key = (name.to_owned(), generation);
+        self.sent_at.insert(key.clone(), Instant::now());
+        if self.call(transport.announce(&news)).await.is_none() {
+            self.sent_at.remove(&key);
+            return false;
+        }
+        self.counters.sent();
+        // Newer news heard while this decision was on its way overtakes it, here as in every
+        // other member, which hears the two in the same order. Only while flushing: otherwise
+        // nothing is heard between taking a generation and applying it, and a renewed lease
+        // hands back a token this member may have applied already.
+        let overtaken = self
+            .members
+            .get(name)
+            .is_some_and(|m| !m.generations.is_news(generation));
+        if self.hearing && overtaken {
+            return false;
+        }
         self.apply(name, generation, decision);
         true
     }
@@ -283,17 +326,23 @@ impl<T: Transport> Agent<T> {
     }
 
     async fn hear(&mut self, heard: Heard) {
-        let news = match heard {
-            Heard::News(news) => news,
-            Heard::Connected(false) => {
-                self.lost("the news feed was lost");
-                return;
-            }
-            Heard::Connected(true) => {
-                self.resync().await;
-                return;
-            }
-        };
+        match heard {
+            Heard::News(news) => self.hear_news(news),
+            Heard::Connected(false) => self.lost("the news feed was lost"),
+            Heard::Connected(true) => self.resync().await,
+        }
+    }
+
+    /// What a transport call awaited while flushing lets in: news is applied at once; the
+    /// first loss or reconnection waits for the main loop, and everything heard after it too.
+    pub(super) fn hear_meanwhile(&mut self, heard: Heard) {
+        match heard {
+            Heard::News(news) => self.hear_news(news),
+            other => self.deferred = Some(other),
+        }
+    }
+
+    fn hear_news(&mut self, news: News) {
         self.counters.received();
         if news.origin == self.origin {
             if let Some(sent) = self
