@@ -681,7 +681,7 @@ impl Operator {
 /// A thread publishing pings, each naming the moment it left, until stopped.
 struct Pinger {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<()>,
+    thread: std::thread::JoinHandle<::redis::RedisResult<()>>,
 }
 
 impl Pinger {
@@ -693,16 +693,18 @@ impl Pinger {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = std::thread::spawn({
             let stop = Arc::clone(&stop);
-            move || {
+            // An error ends the pings, and is told by `stop`: a scenario that fails first
+            // drops Redis under them, and its own failure is the one to read.
+            move || -> ::redis::RedisResult<()> {
                 while !stop.load(Ordering::Relaxed) {
                     let sent = wall_clock().as_nanos().to_string();
                     let _: u64 = ::redis::cmd("PUBLISH")
                         .arg(PINGS)
                         .arg(sent)
-                        .query(&mut connection)
-                        .expect("a ping published");
+                        .query(&mut connection)?;
                     std::thread::sleep(Duration::from_millis(5));
                 }
+                Ok(())
             }
         });
         Pinger { stop, thread }
@@ -710,7 +712,8 @@ impl Pinger {
 
     fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().expect("the pings went out");
+        let pinged = self.thread.join().expect("the pinging thread ran");
+        pinged.expect("every ping published");
     }
 }
 
