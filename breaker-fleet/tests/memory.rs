@@ -335,12 +335,13 @@ async fn without_the_fleet_every_member_acts_alone_and_rejoins_when_it_is_back()
 }
 
 /// A member's view of the meeting place whose flushes or announcements answer late, once
-/// done: Redis's replies on a busy machine, where a member spends its time waiting on its own
-/// calls.
+/// done, and whose generations are taken late: Redis on a busy machine, where a member spends
+/// its time waiting on its own calls.
 #[derive(Default)]
 struct Late {
     place: MemoryFleet,
     flush: Duration,
+    generation: Duration,
     announce: Duration,
 }
 
@@ -364,6 +365,7 @@ impl Transport for Late {
     }
 
     async fn generation(&self, breaker: &str) -> Result<u64, Self::Error> {
+        tokio::time::sleep(self.generation).await;
         self.place.generation(breaker).await
     }
 
@@ -535,4 +537,54 @@ async fn a_decision_overtaken_by_newer_news_while_it_is_announced_is_not_applied
     assert_eq!(member.stats().stale, 1);
     assert_eq!(member.stats().fleet_opens, 0, "its decision did not hold");
     member.leave().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_member_that_hears_the_fleets_decision_while_taking_a_generation_does_not_decide_again() {
+    let place = MemoryFleet::new();
+    let (first, second) = (fleet_only(), fleet_only());
+    let options =
+        |breaker: &Arc<Breaker>| Options::default().min_calls(10).with(Arc::clone(breaker));
+    let a = Fleet::start(place.clone(), options(&first));
+    // Its generations come late: its INCR reaches Redis after anything decided meanwhile.
+    let late = Duration::from_millis(500);
+    let b = Fleet::start(
+        Late {
+            place: place.clone(),
+            generation: late,
+            ..Late::default()
+        },
+        options(&second),
+    );
+    wait_until(Duration::from_secs(2), "both connected", || {
+        a.stats().connected && b.stats().connected
+    })
+    .await;
+    for _ in 0..20 {
+        first.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    // Both find the window over the threshold; the first decides at once, the second hears it
+    // while its own generation is on its way.
+    wait_until(Duration::from_secs(1), "both open", || {
+        first.state() == State::Open && second.state() == State::Open
+    })
+    .await;
+    // Closed from outside at once, before the second member's generation comes back.
+    place.clear("payments").await.unwrap();
+    let close = News {
+        breaker: "payments".into(),
+        origin: 7,
+        generation: place.generation("payments").await.unwrap(),
+        decision: Decision::Close,
+    };
+    place.announce(&close).await.unwrap();
+    tokio::time::sleep(late * 2).await;
+    assert_eq!(
+        (first.state(), second.state()),
+        (State::Closed, State::Closed),
+        "the closing holds"
+    );
+    assert_eq!(place.announced(), 2, "the opening and the closing");
+    a.leave().await;
+    b.leave().await;
 }

@@ -3,6 +3,7 @@
 //! lines on its stdin and answering on its stdout.
 
 use std::io::{BufRead, BufReader, Write};
+use std::pin::Pin;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, channel};
@@ -681,7 +682,7 @@ impl Operator {
 /// A thread publishing pings, each naming the moment it left, until stopped.
 struct Pinger {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<()>,
+    thread: std::thread::JoinHandle<::redis::RedisResult<()>>,
 }
 
 impl Pinger {
@@ -693,16 +694,18 @@ impl Pinger {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = std::thread::spawn({
             let stop = Arc::clone(&stop);
-            move || {
+            // An error ends the pings, and is told by `stop`: a scenario that fails first
+            // drops Redis under them, and its own failure is the one to read.
+            move || -> ::redis::RedisResult<()> {
                 while !stop.load(Ordering::Relaxed) {
                     let sent = wall_clock().as_nanos().to_string();
                     let _: u64 = ::redis::cmd("PUBLISH")
                         .arg(PINGS)
                         .arg(sent)
-                        .query(&mut connection)
-                        .expect("a ping published");
+                        .query(&mut connection)?;
                     std::thread::sleep(Duration::from_millis(5));
                 }
+                Ok(())
             }
         });
         Pinger { stop, thread }
@@ -710,7 +713,8 @@ impl Pinger {
 
     fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().expect("the pings went out");
+        let pinged = self.thread.join().expect("the pinging thread ran");
+        pinged.expect("every ping published");
     }
 }
 
@@ -720,7 +724,6 @@ impl Pinger {
 const PINGS: &str = "breaker-fleet-test:pings";
 
 fn member() {
-    answer_pings();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -829,6 +832,7 @@ async fn serve() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
+    let _pings = tokio::spawn(answer_pings(pings().await));
     seen.healthy.store(true, Ordering::SeqCst);
     let mut traffic: Option<tokio::task::JoinHandle<()>> = None;
     say("ready");
@@ -883,26 +887,34 @@ async fn serve() {
     }
 }
 
-/// Stamps each ping as it arrives, on a thread of its own: the floor is what the OS and
-/// Redis cost a message to this process, with nothing the fleet's runtime does counted in it.
-/// Returns once subscribed, so that no ping finds the member deaf.
-fn answer_pings() {
-    let url = std::env::var("REDIS_URL").expect("REDIS_URL");
-    let (subscribed, ready) = channel();
-    std::thread::spawn(move || {
-        let client = ::redis::Client::open(url).unwrap();
-        let mut connection = client.get_connection().expect("a connection for the pings");
-        let mut pubsub = connection.as_pubsub();
-        pubsub.subscribe(PINGS).expect("subscribed to the pings");
-        let _ = subscribed.send(());
-        // Ends when Redis goes away, in the scenarios that kill it.
-        while let Ok(message) = pubsub.get_message() {
-            let received = wall_clock().as_nanos();
-            let sent: String = message.get_payload().unwrap_or_default();
-            say(&format!("pinged {sent} {received}"));
-        }
-    });
-    ready.recv().expect("the pings' thread subscribed");
+/// Subscribed before the member says it is ready, so that no ping finds it deaf.
+async fn pings() -> ::redis::aio::PubSub {
+    let client = ::redis::Client::open(std::env::var("REDIS_URL").expect("REDIS_URL")).unwrap();
+    let mut pubsub = client
+        .get_async_pubsub()
+        .await
+        .expect("a pub/sub connection");
+    pubsub
+        .subscribe(PINGS)
+        .await
+        .expect("subscribed to the pings");
+    pubsub
+}
+
+/// Stamps each ping as it arrives, as the fleet's news arrives: a task on the member's runtime
+/// reading a pub/sub connection of its own, woken as the fleet's is. What the fleet does after
+/// that, its own hand-offs and waits included, is not counted in the floor.
+async fn answer_pings(pubsub: ::redis::aio::PubSub) {
+    let mut messages = pubsub.into_on_message();
+    // Ends when Redis goes away, in the scenarios that kill it.
+    while let Some(message) =
+        std::future::poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut messages), cx))
+            .await
+    {
+        let received = wall_clock().as_nanos();
+        let sent: String = message.get_payload().unwrap_or_default();
+        say(&format!("pinged {sent} {received}"));
+    }
 }
 
 /// The fleet's Redis, counting the flushes that reached it and the calls that took longer

@@ -236,9 +236,16 @@ impl<T: Transport> Agent<T> {
     /// Announces a decision of this member under a fresh generation, and applies it here.
     async fn decide(&mut self, name: &str, decision: Decision) -> bool {
         let transport = Arc::clone(&self.transport);
+        let heard_before = self.members.get(name).map(|m| m.generations);
         let Some(generation) = self.call(transport.generation(name)).await else {
             return false;
         };
+        // News heard while the generation was taken is the fleet's decision, already applied
+        // here: this one, on an older reading, would only repeat it, or, under a generation
+        // taken after a closing, undo that closing everywhere.
+        if self.members.get(name).map(|m| m.generations) != heard_before {
+            return false;
+        }
         self.announce_and_apply(name, generation, decision).await
     }
 
