@@ -131,12 +131,15 @@ impl RabbitServer {
         }
     }
 
-    /// What the node wrote: its console output, then the end of its own log file.
+    /// What the node wrote: its console output, then its own log file's first error report
+    /// and its end.
     fn log(&self) -> String {
         let own = self.dir.join("log").join(format!("{}.log", self.node));
+        let first_error = log::first(&own, "[error]");
         format!(
-            "{}\n-- {} --\n{}",
+            "{}\n-- {}: its first error --\n{first_error}\n-- {}: its end --\n{}",
             log::tail(&self.dir.join("server.log")),
+            own.display(),
             own.display(),
             log::tail(&own)
         )
