@@ -411,27 +411,48 @@ fn fleet_only() -> Arc<Breaker> {
     ))
 }
 
+/// Two members of `place`, each with a breaker only the fleet opens, the second reaching the
+/// place through `late`; returned once both are connected.
+async fn two_members(place: &MemoryFleet, late: Late) -> ([Arc<Breaker>; 2], [Fleet; 2]) {
+    let breakers = [fleet_only(), fleet_only()];
+    let options =
+        |breaker: &Arc<Breaker>| Options::default().min_calls(10).with(Arc::clone(breaker));
+    let members = [
+        Fleet::start(place.clone(), options(&breakers[0])),
+        Fleet::start(late, options(&breakers[1])),
+    ];
+    wait_until(Duration::from_secs(2), "both connected", || {
+        members.iter().all(|member| member.stats().connected)
+    })
+    .await;
+    (breakers, members)
+}
+
+/// An operator's closing from outside the members: the evidence cleared, a new generation
+/// taken, and the closing announced under it.
+async fn close_from_outside(place: &MemoryFleet) -> News {
+    place.clear("payments").await.unwrap();
+    let close = News {
+        breaker: "payments".into(),
+        origin: 7,
+        generation: place.generation("payments").await.unwrap(),
+        decision: Decision::Close,
+    };
+    place.announce(&close).await.unwrap();
+    close
+}
+
 #[tokio::test(start_paused = true)]
 async fn news_heard_while_a_member_waits_on_its_own_flush_is_applied_at_once() {
     let place = MemoryFleet::new();
-    let (deciding, waiting) = (fleet_only(), fleet_only());
-    let options =
-        |breaker: &Arc<Breaker>| Options::default().min_calls(10).with(Arc::clone(breaker));
-    let a = Fleet::start(place.clone(), options(&deciding));
     // Its flush answers five flushes late, within the second the member waits for a call.
     let late = Duration::from_millis(500);
-    let b = Fleet::start(
-        Late {
-            place: place.clone(),
-            flush: late,
-            ..Late::default()
-        },
-        options(&waiting),
-    );
-    wait_until(Duration::from_secs(2), "both connected", || {
-        a.stats().connected && b.stats().connected
-    })
-    .await;
+    let flush_late = Late {
+        place: place.clone(),
+        flush: late,
+        ..Late::default()
+    };
+    let ([deciding, waiting], [a, b]) = two_members(&place, flush_late).await;
     for _ in 0..20 {
         deciding.try_acquire().unwrap().record(Verdict::Failure);
     }
@@ -457,14 +478,7 @@ async fn news_heard_while_a_member_waits_on_its_own_flush_is_applied_at_once() {
 
     // Closed from outside while its flush still holds a reading from before: the stale
     // reading does not open the fleet again.
-    place.clear("payments").await.unwrap();
-    let close = News {
-        breaker: "payments".into(),
-        origin: 7,
-        generation: place.generation("payments").await.unwrap(),
-        decision: Decision::Close,
-    };
-    place.announce(&close).await.unwrap();
+    close_from_outside(&place).await;
     wait_until(late, "both closed", || {
         deciding.state() == State::Closed && waiting.state() == State::Closed
     })
@@ -542,24 +556,14 @@ async fn a_decision_overtaken_by_newer_news_while_it_is_announced_is_not_applied
 #[tokio::test(start_paused = true)]
 async fn a_member_that_hears_the_fleets_decision_while_taking_a_generation_does_not_decide_again() {
     let place = MemoryFleet::new();
-    let (first, second) = (fleet_only(), fleet_only());
-    let options =
-        |breaker: &Arc<Breaker>| Options::default().min_calls(10).with(Arc::clone(breaker));
-    let a = Fleet::start(place.clone(), options(&first));
     // Its generations come late: its INCR reaches Redis after anything decided meanwhile.
     let late = Duration::from_millis(500);
-    let b = Fleet::start(
-        Late {
-            place: place.clone(),
-            generation: late,
-            ..Late::default()
-        },
-        options(&second),
-    );
-    wait_until(Duration::from_secs(2), "both connected", || {
-        a.stats().connected && b.stats().connected
-    })
-    .await;
+    let generation_late = Late {
+        place: place.clone(),
+        generation: late,
+        ..Late::default()
+    };
+    let ([first, second], [a, b]) = two_members(&place, generation_late).await;
     for _ in 0..20 {
         first.try_acquire().unwrap().record(Verdict::Failure);
     }
@@ -570,14 +574,7 @@ async fn a_member_that_hears_the_fleets_decision_while_taking_a_generation_does_
     })
     .await;
     // Closed from outside at once, before the second member's generation comes back.
-    place.clear("payments").await.unwrap();
-    let close = News {
-        breaker: "payments".into(),
-        origin: 7,
-        generation: place.generation("payments").await.unwrap(),
-        decision: Decision::Close,
-    };
-    place.announce(&close).await.unwrap();
+    close_from_outside(&place).await;
     tokio::time::sleep(late * 2).await;
     assert_eq!(
         (first.state(), second.state()),
