@@ -2,6 +2,7 @@
 //! the scenarios, and runs again as each member (with `BREAKER_FLEET_MEMBER` set), driven by
 //! lines on its stdin and answering on its stdout.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::pin::Pin;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -133,20 +134,30 @@ fn propagation() {
         members.wait_all(Duration::from_secs(5), "closed", |r| r.state == "Closed");
     }
     pinging.stop();
-    let (fleet, bare) = (
-        Percentiles::of(delays),
-        Percentiles::of(members.ping_delays()),
-    );
+    // The fleet's decision reaches the three members at once, as the answer to the decider's
+    // announcement and as a message to the two others; so does each ping, as a message to
+    // all three. Both are measured alike: from the first member that has it to each other.
+    let bare = members.ping_spreads();
+    let (fleet, floor) = (Percentiles::of(delays.clone()), Percentiles::of(bare));
     eprintln!("  from the first process open to every other: {fleet}");
-    eprintln!("  a bare PUBLISH from the test to every member meanwhile: {bare}");
+    eprintln!("  the same bare PUBLISH, from the first member it reached to every other: {floor}");
     // The fleet's own cost (its hand-off from the feed to the breaker, what it does before
     // it listens) stays within 10 ms on top of what delivering any message to these
-    // processes costs on this machine now.
+    // processes costs on this machine now. Judged on the tail by a count, not by comparing
+    // the p99 of 200 delays with the p99 of 2 000 pings: on a busy machine a member waits
+    // for a CPU now and then for 40 to 60 ms, and two such waits among the 200 put the
+    // fleet's p99 there while the pings' stays at 18 ms (2 runs of 20 failed so, the
+    // fleet's p50 equal to the pings'). If the fleet cost nothing, each delay passes the
+    // floor's p99 with a chance of 1%, and more than 8 of 200 (4%) do with a chance under
+    // 0.4%, the two delays of a trial counted as one wait or as two.
+    let limit = floor.p99 + Duration::from_millis(10);
+    let over = delays.iter().filter(|&&delay| delay > limit).count();
     assert!(
-        fleet.p99 <= bare.p99 + Duration::from_millis(10),
-        "p99 {:?} against a bare PUBLISH's {:?}",
-        fleet.p99,
-        bare.p99
+        over <= 8 && fleet.p50 <= floor.p50 + Duration::from_millis(10),
+        "{over} of {} fleet delays over {limit:?}, the pings' p99 and 10 ms; p50 {:?} against the pings' {:?}",
+        fleet.count,
+        fleet.p50,
+        floor.p50
     );
 }
 
@@ -456,15 +467,15 @@ struct Member {
 /// The member processes, killed on drop whatever the outcome.
 struct Members {
     members: Vec<Mutex<Member>>,
-    /// How long each ping took to reach a member, kept apart from the lines the scenarios
-    /// wait for.
-    pings: Arc<Mutex<Vec<Duration>>>,
+    /// When each ping reached each member, by the moment it was sent, kept apart from the
+    /// lines the scenarios wait for.
+    pings: Arc<Mutex<BTreeMap<Duration, Vec<Duration>>>>,
 }
 
 impl Members {
     fn start(server: &RedisServer, count: usize, setup: Setup) -> Members {
         let exe = std::env::current_exe().expect("this test binary");
-        let pings = Arc::new(Mutex::new(Vec::new()));
+        let pings: Arc<Mutex<BTreeMap<Duration, Vec<Duration>>>> = Arc::default();
         let members = (0..count)
             .map(|_| {
                 let mut child = Command::new(&exe)
@@ -486,8 +497,9 @@ impl Members {
                 let pings = Arc::clone(&pings);
                 std::thread::spawn(move || {
                     for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                        if let Some(delay) = ping_delay(&line) {
-                            pings.lock().unwrap().push(delay);
+                        if let Some((sent, received)) = pinged(&line) {
+                            let mut pings = pings.lock().unwrap();
+                            pings.entry(sent).or_default().push(received);
                         } else if sender.send(line).is_err() {
                             return;
                         }
@@ -595,20 +607,24 @@ impl Members {
             .collect()
     }
 
-    /// How long each ping so far took to reach a member.
-    fn ping_delays(&self) -> Vec<Duration> {
-        std::mem::take(&mut *self.pings.lock().unwrap())
+    /// For each ping so far that reached every member, how long after the first member
+    /// each other one had it.
+    fn ping_spreads(&self) -> Vec<Duration> {
+        let pings = std::mem::take(&mut *self.pings.lock().unwrap());
+        pings
+            .into_values()
+            .filter(|received| received.len() == self.members.len())
+            .flat_map(from_the_first)
+            .collect()
     }
 }
 
-/// The delay in a member's `pinged <sent> <received>`.
-fn ping_delay(line: &str) -> Option<Duration> {
+/// The two moments in a member's `pinged <sent> <received>`, read on the clock every process
+/// shares.
+fn pinged(line: &str) -> Option<(Duration, Duration)> {
     let mut words = line.strip_prefix("pinged ")?.split_whitespace();
     let mut stamp = || words.next()?.parse().ok().map(Duration::from_nanos);
-    let (sent, received) = (stamp()?, stamp()?);
-    // One clock for every process, so a delivery never comes before its sending; but a step
-    // of that clock backwards could say so.
-    Some(received.saturating_sub(sent))
+    Some((stamp()?, stamp()?))
 }
 
 /// The time on the system's clock, which every process on the machine reads alike.
