@@ -79,7 +79,10 @@ impl<S: Source> Consumer<S> {
 
     /// What it did so far.
     pub fn stats(&self) -> Stats {
-        self.counters.read()
+        Stats {
+            limit_reached: self.source.limit_reached(),
+            ..self.counters.read()
+        }
     }
 
     /// Pulls and handles messages until `shutdown` fires, then waits for the handlers in flight
@@ -199,7 +202,7 @@ impl<S: Source> Consumer<S> {
             }
         }
         while handlers.join_next().await.is_some() {}
-        self.counters.read()
+        self.stats()
     }
 
     /// Waits for one free handler slot, then takes every other one free now.

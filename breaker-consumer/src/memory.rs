@@ -60,6 +60,8 @@ struct State<P> {
     redeliver_after: Duration,
     unsettled: BTreeMap<u64, Message<P>>,
     dead: Vec<P>,
+    /// Of `dead`, those fetched past the maximum deliveries.
+    limit_reached: u64,
     published: u64,
     /// Numbers each delivery, as an AMQP channel's delivery tags do: a late settlement of an
     /// earlier delivery never settles a later one of the same message.
@@ -128,6 +130,7 @@ impl<P> MemoryQueue<P> {
                     redeliver_after: Duration::ZERO,
                     unsettled: BTreeMap::new(),
                     dead: Vec::new(),
+                    limit_reached: 0,
                     published: 0,
                     tags: 0,
                     fetches: 0,
@@ -223,6 +226,7 @@ impl<P: Clone> MemoryQueue<P> {
             };
             if message.deliveries >= state.max_deliveries {
                 state.dead.push(message.payload);
+                state.limit_reached += 1;
                 continue;
             }
             message.deliveries += 1;
@@ -259,6 +263,10 @@ impl<P: Clone + Send + 'static> Source for MemoryQueue<P> {
         }
         let _ = tokio::time::timeout(FETCH_WAIT, arrived).await;
         self.take(max)
+    }
+
+    fn limit_reached(&self) -> u64 {
+        self.state().limit_reached
     }
 
     async fn settle(&self, id: u64, settlement: Settlement) -> Result<(), Disconnected> {

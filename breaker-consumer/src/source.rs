@@ -109,4 +109,13 @@ pub trait Source: Send + Sync + 'static {
         let _ = in_flight;
         async { Ok(()) }
     }
+
+    /// Messages this source moved to the dead letters on its own, since it was built, for
+    /// reaching the delivery limit: the consumer adds them to its
+    /// [`Stats::limit_reached`](crate::Stats::limit_reached), so that its dead-letter count
+    /// agrees with the broker's. A source whose broker dead-letters by itself counts what it
+    /// can see of that (0 by default).
+    fn limit_reached(&self) -> u64 {
+        0
+    }
 }

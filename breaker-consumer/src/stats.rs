@@ -18,6 +18,11 @@ pub struct Stats {
     pub retried: u64,
     /// Deliveries dead-lettered by the handler's word ([`Failure::Permanent`](crate::Failure)).
     pub dead_lettered: u64,
+    /// Messages the source dead-lettered on its own for reaching the broker's delivery limit
+    /// ([`Source::limit_reached`](crate::Source::limit_reached)). With
+    /// [`dead_lettered`](Self::dead_lettered), every message sent to the dead letters:
+    /// [`dead_letters`](Self::dead_letters).
+    pub limit_reached: u64,
     /// Deliveries sent back unhandled: the circuit opened between fetch and admission, or the
     /// source handed out more than it was asked for.
     pub released: u64,
@@ -29,6 +34,14 @@ pub struct Stats {
     pub pauses: u64,
     /// Errors talking to the broker (fetch, settle, pause, resume).
     pub source_errors: u64,
+}
+
+impl Stats {
+    /// Every message sent to the dead letters: by the handler's word and at the delivery
+    /// limit. What the broker's dead-letter stream or queue received from this consumer.
+    pub fn dead_letters(&self) -> u64 {
+        self.dead_lettered + self.limit_reached
+    }
 }
 
 /// The live counters behind [`Stats`].
@@ -62,6 +75,7 @@ impl Counters {
             acked: get(&self.acked),
             retried: get(&self.retried),
             dead_lettered: get(&self.dead_lettered),
+            limit_reached: 0,
             released: get(&self.released),
             panics: get(&self.panics),
             timeouts: get(&self.timeouts),
