@@ -228,6 +228,10 @@ impl Source for RedisStream {
     type Id = String;
     type Error = RedisError;
 
+    fn claimed_after(&self) -> Option<Duration> {
+        Some(self.redeliver_after)
+    }
+
     async fn fetch(&self, want: Want) -> RedisResult<Vec<Delivery<Fields, String>>> {
         let mut fetched = if want.probes {
             self.read_new(want.max, false).await?

@@ -118,4 +118,13 @@ pub trait Source: Send + Sync + 'static {
     fn limit_reached(&self) -> u64 {
         0
     }
+
+    /// How long a delivery handed out and not settled stays with this consumer before the
+    /// broker may hand it to another (Redis's idle time before a claim, a visibility
+    /// timeout), if the broker takes it back on a timer. The consumer warns when a handler may
+    /// run longer than that: the message would be handled twice at once. `None` (the
+    /// default) for a broker that takes a delivery back only with its consumer's connection.
+    fn claimed_after(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
