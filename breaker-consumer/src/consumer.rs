@@ -1,6 +1,7 @@
 //! The consumer: fetch what the circuit admits, hand each delivery to the handler under its own
 //! permit, settle it on the broker by how it ended.
 
+use std::any::Any;
 use std::error::Error;
 use std::future::Future;
 use std::sync::Arc;
@@ -57,6 +58,7 @@ impl<S: Source> Consumer<S> {
             concurrency: 1,
             rules: Rules {
                 count_permanent: false,
+                count_panics: false,
                 excluded: Vec::new(),
             },
         }
@@ -306,6 +308,18 @@ impl<S: Source> ConsumerBuilder<S> {
         self
     }
 
+    /// Counts a handler's panic as a failure of the downstream and sends its message back for
+    /// redelivery, as the runtime does for a guarded call's panic. Off by default: a panic is
+    /// a bug in the handler or a message it cannot take, not a sign that the downstream is
+    /// failing, so its message is dead-lettered, the breaker records nothing, and a `warn`
+    /// names the message and the panic. Counted, a message that always panics comes back until
+    /// the broker's delivery limit, and each of its panics moves the circuit towards opening
+    /// on a healthy downstream.
+    pub fn count_panics(mut self, count: bool) -> Self {
+        self.rules.count_panics = count;
+        self
+    }
+
     /// Records nothing for an error of type `T` found anywhere in the handler error's
     /// `source()` chain (the message still goes back for redelivery).
     pub fn exclude<T: Error + 'static>(mut self) -> Self {
@@ -359,26 +373,39 @@ async fn handle<S, H, Fut, E>(
     // and the settlement.
     let fired = AtomicBool::new(false);
     let seen = token.clone();
-    let call = permit.run(handler(delivery, token), |answer| {
-        let cancelled = seen.is_cancelled();
-        fired.store(cancelled, Ordering::Relaxed);
-        rules.ending(answer, cancelled).verdict
+    // Caught inside the permit, so that the rules, not the permit's own "a panic is a
+    // failure", decide what a panic records; the handler is called inside too, so a panic
+    // before its first await is caught alike.
+    let body = CatchUnwind::new(async move { handler(delivery, token).await });
+    let call = permit.run(body, |caught| match caught {
+        Ok(answer) => {
+            let cancelled = seen.is_cancelled();
+            fired.store(cancelled, Ordering::Relaxed);
+            rules.ending(answer, cancelled).verdict
+        }
+        Err(_) => rules.panicked().verdict,
     });
-    let settlement = match CatchUnwind::new(call).await {
+    let settlement = match call.await {
         Ok(Ok(answer)) => {
             rules
                 .ending(&answer, fired.load(Ordering::Relaxed))
                 .settlement
         }
+        Ok(Err(panic)) => {
+            bump(&counters.panics, 1);
+            let ending = rules.panicked();
+            tracing::warn!(
+                ?id,
+                panic = panic_message(panic.as_ref()),
+                settlement = ?ending.settlement,
+                "the handler panicked"
+            );
+            ending.settlement
+        }
         // The only answer of the breaker's own to an admitted call: its timeout.
-        Ok(Err(_)) => {
+        Err(_) => {
             bump(&counters.timeouts, 1);
             Settlement::Retry
-        }
-        // Recorded as a failure by the permit on the way out.
-        Err(_) => {
-            bump(&counters.panics, 1);
-            Rules::panicked().settlement
         }
     };
     settle(&*source, &counters, id, settlement).await;
@@ -401,6 +428,15 @@ async fn settle<S: Source>(source: &S, counters: &Counters, id: S::Id, settlemen
             tracing::warn!(?id, ?settlement, %error, "settling a delivery failed");
         }
     }
+}
+
+/// What a panic said, when it said it with a string (as `panic!` and `expect` do).
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic without a message")
 }
 
 /// `work`, unless `shutdown` fires first.

@@ -35,7 +35,7 @@
 //! let stop = shutdown.clone();
 //! let outage_ends = tokio::time::Instant::now() + Duration::from_secs(60);
 //! let worker = consumer.run(
-//!     move |delivery: breaker_consumer::Delivery<u32, u64>, _cancelled| async move {
+//!     move |delivery, _cancelled| async move {
 //!         if tokio::time::Instant::now() < outage_ends {
 //!             return Err(Failure::Retry(ShipError::Unavailable));
 //!         }
@@ -56,6 +56,37 @@
 //! # }
 //! ```
 //!
+//! # The handler's shape
+//!
+//! A handler is `Fn(Delivery<Payload, Id>, CancellationToken) -> impl Future<Output =
+//! Result<Handled, Failure<E>>>`, with `E` the handler's error (an [`IsFailure`]). Written
+//! inline in [`Consumer::run`], as above, its argument types come from the source and its
+//! error from what it returns. Rust needs them written in two cases: a closure kept in a
+//! variable before it is passed (name the delivery with [`DeliveryOf`]), and a handler that
+//! never returns an error (name its error type on the `Ok`):
+//!
+//! ```
+//! # use std::sync::Arc;
+//! # use breaker_consumer::{Consumer, DeliveryOf, Failure, Handled, MemoryQueue};
+//! # use breaker_runtime::{Breaker, Config, IsFailure};
+//! # use tokio_util::sync::CancellationToken;
+//! # #[derive(Debug, thiserror::Error, IsFailure)]
+//! # #[error("the carrier API is down")]
+//! # struct ShipError;
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! # let queue = MemoryQueue::<u32>::new(5);
+//! # let consumer = Consumer::builder(queue, Arc::new(Breaker::new(Config::default()))).build();
+//! # let shutdown = CancellationToken::new();
+//! # shutdown.cancel();
+//! let log_only = |delivery: DeliveryOf<MemoryQueue<u32>>, _cancelled| async move {
+//!     println!("order {}", delivery.payload);
+//!     Ok::<_, Failure<ShipError>>(Handled::Done)
+//! };
+//! consumer.run(log_only, shutdown).await;
+//! # }
+//! ```
+//!
 //! # What counts
 //!
 //! The handler answers [`Handled::Done`] (a success), [`Handled::Skipped`] (answered without
@@ -65,8 +96,13 @@
 //! counts as the downstream answering; an error whose `source()` chain holds a type given to
 //! [`exclude`](ConsumerBuilder::exclude) records nothing. A [`Failure::Permanent`] (poison: the
 //! message can never succeed) records nothing unless
-//! [`count_permanent`](ConsumerBuilder::count_permanent) is set. A handler that panics, or
-//! outlives the breaker's timeout, is a failure. A handler whose [`CancellationToken`] fired
+//! [`count_permanent`](ConsumerBuilder::count_permanent) is set. A handler that outlives the
+//! breaker's timeout is a failure. A handler that panics has a bug, or met a message it cannot
+//! take, which says nothing about the downstream: its message is dead-lettered, nothing is
+//! recorded, and a `warn` names the delivery and the panic's message (NimBus's rule: a poison
+//! message does not mean a failing dependency);
+//! [`count_panics`](ConsumerBuilder::count_panics) makes a panic the downstream's failure and
+//! sends the message back instead. A handler whose [`CancellationToken`] fired
 //! (the circuit opened while it ran) and that then returns an error has honoured it: nothing is
 //! recorded.
 //!
@@ -79,7 +115,8 @@
 //! | `Err(Failure::Retry(e))` | as `e.is_failure()` says, or nothing if excluded | retry (redelivery, counted against the broker's maximum) |
 //! | `Err(Failure::Permanent(e))` | nothing (or as `e` says, with `count_permanent`) | dead-letter |
 //! | any error after its token fired | nothing | retry |
-//! | panicked, or outlived the timeout | failure | retry |
+//! | panicked | nothing (failure, with `count_panics`) | dead-letter (retry, with `count_panics`) |
+//! | outlived the timeout | failure | retry |
 //!
 //! A message that arrives after the circuit opened, between the fetch and its admission, goes
 //! back unhandled with nothing recorded (`Stats::released`).
@@ -135,7 +172,7 @@ mod unwind;
 pub use consumer::{Consumer, ConsumerBuilder};
 pub use memory::{Disconnected, MemoryQueue, QueueStats};
 pub use reply::{Failure, Handled};
-pub use source::{Deliveries, Delivery, Settlement, Source, Want};
+pub use source::{Deliveries, Delivery, DeliveryOf, Settlement, Source, Want};
 pub use stats::Stats;
 pub use status::Status;
 pub use tokio_util::sync::CancellationToken;

@@ -47,6 +47,7 @@ pub(crate) struct Ending {
 /// The rules of the consumer's "what counts" in one place.
 pub(crate) struct Rules {
     pub(crate) count_permanent: bool,
+    pub(crate) count_panics: bool,
     pub(crate) excluded: Vec<fn(&(dyn Error + 'static)) -> bool>,
 }
 
@@ -73,11 +74,21 @@ impl Rules {
         }
     }
 
-    /// A handler that panicked: a failure, and its message goes back, not lost.
-    pub(crate) fn panicked() -> Ending {
-        Ending {
-            verdict: Verdict::Failure,
-            settlement: Settlement::Retry,
+    /// A handler that panicked. A bug, not an outage: by default its message is poison for
+    /// this handler, dead-lettered and recorded nowhere, since a retry of a panicking message
+    /// panics again and each one would count against a healthy downstream. With
+    /// `count_panics` it is the downstream's failure and the message goes back.
+    pub(crate) fn panicked(&self) -> Ending {
+        if self.count_panics {
+            Ending {
+                verdict: Verdict::Failure,
+                settlement: Settlement::Retry,
+            }
+        } else {
+            Ending {
+                verdict: Verdict::Ignore,
+                settlement: Settlement::DeadLetter,
+            }
         }
     }
 

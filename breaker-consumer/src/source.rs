@@ -46,6 +46,12 @@ impl Want {
     }
 }
 
+/// The delivery a handler of source `S` receives: `DeliveryOf<RedisStream>` is
+/// `Delivery<Fields, String>`, `DeliveryOf<AmqpQueue>` is `Delivery<Message, Tag>`. For a
+/// handler closure written apart from [`Consumer::run`](crate::Consumer::run), whose argument
+/// types Rust cannot infer from its body.
+pub type DeliveryOf<S> = Delivery<<S as Source>::Payload, <S as Source>::Id>;
+
 /// What one fetch of a source hands out.
 pub type Deliveries<S> = Vec<Delivery<<S as Source>::Payload, <S as Source>::Id>>;
 

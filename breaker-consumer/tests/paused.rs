@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use breaker_consumer::{Consumer, Delivery, Failure, Handled, MemoryQueue, Status};
 use breaker_runtime::State;
+use support::logs::Logs;
 use support::{
     Downstream, DownstreamError, LocalRefusal, Running, breaker, handler, is_open, wait_until,
 };
@@ -318,10 +319,90 @@ async fn count_permanent_makes_poison_count() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_panicking_handler_is_a_failure_and_its_message_is_not_lost() {
+async fn a_panicking_handler_dead_letters_its_message_records_nothing_and_says_so() {
+    let (logs, _capture) = Logs::capture();
+    // Every third order panics the handler: enough to open a window of 4 at 50% many times
+    // over, were a panic a failure of the downstream.
+    let queue = queue_of(30, 3);
+    let breaker = breaker(4, 1, 30);
+    let transitions = Arc::new(AtomicU64::new(0));
+    let _watch = breaker.on_transition({
+        let transitions = Arc::clone(&transitions);
+        move |_| {
+            transitions.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .concurrency(2)
+            .build(),
+    );
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |d: Delivery<u32, u64>, _token| async move {
+            if d.payload % 3 == 0 {
+                panic!("order {} has no address", d.payload);
+            }
+            Ok::<_, Failure<DownstreamError>>(Handled::Done)
+        },
+    );
+    wait_until(MINUTE, "every message settled", || {
+        let q = queue.stats();
+        q.acked + q.dead as u64 == 30
+    })
+    .await;
+    let stats = running.stop().await;
+
+    let poison: Vec<u32> = (0..30).filter(|n| n % 3 == 0).collect();
+    assert_eq!(
+        queue.dead_letters(),
+        poison,
+        "each panicking message dead-lettered once"
+    );
+    assert_eq!(queue.stats().deliveries, 30, "none of them delivered again");
+    assert_eq!(
+        (
+            stats.panics,
+            stats.dead_lettered,
+            stats.acked,
+            stats.retried
+        ),
+        (10, 10, 20, 0)
+    );
+    let snapshot = breaker.snapshot();
+    assert_eq!(
+        (snapshot.calls, snapshot.failures),
+        (4, 0),
+        "the window of 4 holds successes only: the panics recorded nothing"
+    );
+    assert_eq!(
+        transitions.load(Ordering::SeqCst),
+        0,
+        "the circuit never left closed"
+    );
+    let warnings = logs.at("WARN");
+    assert_eq!(warnings.len(), 10, "one warning per panic: {warnings:#?}");
+    for n in poison {
+        // The memory queue's ids number the deliveries from 1, in the order fetched.
+        let named = format!("panic=\"order {n} has no address\"");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(&named) && w.contains("id=")),
+            "no warning names the panic of order {n}: {warnings:#?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn count_panics_makes_a_panic_a_failure_whose_message_goes_back() {
     let queue = queue_of(1, 5);
     let breaker = breaker(100, 1, 30);
-    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    let consumer = Arc::new(
+        Consumer::builder(queue.clone(), Arc::clone(&breaker))
+            .count_panics(true)
+            .build(),
+    );
     let running = Running::start(
         Arc::clone(&consumer),
         |d: Delivery<u32, u64>, _token| async move {
@@ -339,6 +420,30 @@ async fn a_panicking_handler_is_a_failure_and_its_message_is_not_lost() {
     assert_eq!((stats.panics, stats.retried, stats.acked), (1, 1, 1));
     let snapshot = breaker.snapshot();
     assert_eq!((snapshot.calls, snapshot.failures), (2, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_that_panics_before_its_first_await_is_caught_alike() {
+    let queue = queue_of(2, 5);
+    let breaker = breaker(100, 1, 30);
+    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |d: Delivery<u32, u64>,
+         _token|
+         -> std::future::Ready<Result<Handled, Failure<DownstreamError>>> {
+            assert!(d.payload != 0, "order 0 is refused before any await");
+            std::future::ready(Ok(Handled::Done))
+        },
+    );
+    wait_until(MINUTE, "both settled", || {
+        let q = queue.stats();
+        q.acked == 1 && q.dead == 1
+    })
+    .await;
+    let stats = running.stop().await;
+    assert_eq!((stats.panics, stats.dead_lettered, stats.acked), (1, 1, 1));
+    assert_eq!(breaker.snapshot().failures, 0);
 }
 
 #[tokio::test(start_paused = true)]

@@ -43,6 +43,7 @@ impl IsFailure for Downstream {
 fn rules(count_permanent: bool) -> Rules {
     Rules {
         count_permanent,
+        count_panics: false,
         excluded: Vec::new(),
     }
 }
@@ -120,6 +121,7 @@ fn a_permanent_failure_is_dead_lettered_and_counts_only_when_asked() {
 fn an_excluded_type_anywhere_in_the_chain_is_not_recorded() {
     let rules = Rules {
         count_permanent: false,
+        count_panics: false,
         excluded: vec![|error| error.is::<Inner>()],
     };
     assert_eq!(
@@ -133,8 +135,19 @@ fn an_excluded_type_anywhere_in_the_chain_is_not_recorded() {
 }
 
 #[test]
-fn a_panic_is_a_failure_whose_message_goes_back() {
-    let ending = Rules::panicked();
+fn a_panic_is_poison_by_default_and_a_failure_that_goes_back_if_counted() {
+    let mut rules = Rules {
+        count_permanent: false,
+        count_panics: false,
+        excluded: Vec::new(),
+    };
+    let ending = rules.panicked();
+    assert_eq!(
+        (ending.verdict, ending.settlement),
+        (Verdict::Ignore, Settlement::DeadLetter)
+    );
+    rules.count_panics = true;
+    let ending = rules.panicked();
     assert_eq!(
         (ending.verdict, ending.settlement),
         (Verdict::Failure, Settlement::Retry)

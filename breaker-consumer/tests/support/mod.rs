@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod logs;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
