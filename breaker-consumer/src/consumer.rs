@@ -3,9 +3,11 @@
 
 use std::any::Any;
 use std::error::Error;
+use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use breaker_runtime::{Breaker, IsFailure, Mode, OwnedPermit, State};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -327,8 +329,16 @@ impl<S: Source> ConsumerBuilder<S> {
         self
     }
 
-    /// The consumer.
+    /// The consumer. Logs a `warn` with the figures when the broker may hand a delivery to
+    /// another consumer before a handler can have finished with it
+    /// ([`Source::claimed_after`] not longer than the breaker's timeout, or no timeout): the
+    /// same message would then be handled twice at once.
     pub fn build(self) -> Consumer<S> {
+        if let Some(risk) =
+            Overlap::of(self.source.claimed_after(), self.breaker.config().timeout())
+        {
+            tracing::warn!(breaker = %self.breaker.name(), "{risk}");
+        }
         Consumer {
             source: Arc::new(self.source),
             breaker: self.breaker,
@@ -336,6 +346,49 @@ impl<S: Source> ConsumerBuilder<S> {
             slots: Arc::new(Semaphore::new(self.concurrency)),
             rules: Arc::new(self.rules),
             counters: Arc::default(),
+        }
+    }
+}
+
+/// A broker that takes a delivery back before its handler must have finished with it.
+struct Overlap {
+    claimed_after: Duration,
+    timeout: Option<Duration>,
+}
+
+impl Overlap {
+    /// The overlap, if the broker's claim can come before the breaker's timeout ends the
+    /// handler. The timeout bounds the whole handler, whatever it retries inside.
+    fn of(claimed_after: Option<Duration>, timeout: Option<Duration>) -> Option<Overlap> {
+        let claimed_after = claimed_after?;
+        match timeout {
+            Some(timeout) if timeout < claimed_after => None,
+            timeout => Some(Overlap {
+                claimed_after,
+                timeout,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let claimed = self.claimed_after;
+        match self.timeout {
+            Some(timeout) => write!(
+                f,
+                "the broker hands a delivery to another consumer after {claimed:?} unsettled, \
+                 but a handler may run for {timeout:?} (the breaker's timeout): a message still \
+                 being handled would be handled again at once; make the source's \
+                 redeliver_after longer than {timeout:?}"
+            ),
+            None => write!(
+                f,
+                "the broker hands a delivery to another consumer after {claimed:?} unsettled, \
+                 but the breaker has no timeout, so a handler may run longer: a message still \
+                 being handled would be handled again at once; give the breaker a timeout \
+                 shorter than {claimed:?}"
+            ),
         }
     }
 }

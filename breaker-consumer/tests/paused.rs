@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use breaker_consumer::{Consumer, Delivery, Failure, Handled, MemoryQueue, Status};
+use breaker_consumer::{
+    Consumer, Deliveries, Delivery, Disconnected, Failure, Handled, MemoryQueue, Settlement,
+    Source, Status, Want,
+};
 use breaker_runtime::State;
 use support::logs::Logs;
 use support::{
@@ -852,4 +855,103 @@ async fn in_shadow_mode_an_open_circuit_never_pauses_the_consumer() {
     assert_eq!(consumer.stats().pauses, 0, "never paused");
     assert_eq!(consumer.status(), Status::Running);
     running.stop().await;
+}
+
+/// A memory queue whose broker would hand a delivery to another consumer after `after`.
+struct ClaimedAfter {
+    queue: MemoryQueue<u32>,
+    after: Duration,
+}
+
+impl Source for ClaimedAfter {
+    type Payload = u32;
+    type Id = u64;
+    type Error = Disconnected;
+
+    async fn fetch(&self, want: Want) -> Result<Deliveries<Self>, Disconnected> {
+        self.queue.fetch(want).await
+    }
+
+    async fn settle(&self, id: u64, settlement: Settlement) -> Result<(), Disconnected> {
+        self.queue.settle(id, settlement).await
+    }
+
+    fn claimed_after(&self) -> Option<Duration> {
+        Some(self.after)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_claim_that_can_come_before_the_timeout_is_warned_of_with_the_figures() {
+    let with_timeout = |timeout: Option<Duration>| {
+        let config = breaker_runtime::Config::builder();
+        let config = match timeout {
+            Some(timeout) => config.timeout(timeout),
+            None => config.no_timeout(),
+        };
+        Arc::new(breaker_runtime::Breaker::new(config.build().unwrap()))
+    };
+    let build = |timeout: Option<Duration>| {
+        let (logs, _capture) = Logs::capture();
+        let source = ClaimedAfter {
+            queue: MemoryQueue::new(5),
+            after: Duration::from_secs(2),
+        };
+        let _consumer = Consumer::builder(source, with_timeout(timeout)).build();
+        logs.at("WARN")
+    };
+
+    assert_eq!(build(Some(Duration::from_secs(1))), Vec::<String>::new());
+    let equal = build(Some(Duration::from_secs(2)));
+    assert_eq!(equal.len(), 1, "{equal:#?}");
+    assert!(
+        equal[0].contains("after 2s unsettled") && equal[0].contains("may run for 2s"),
+        "{equal:#?}"
+    );
+    let unbounded = build(None);
+    assert_eq!(unbounded.len(), 1, "{unbounded:#?}");
+    assert!(unbounded[0].contains("no timeout"), "{unbounded:#?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_dead_letter_is_counted_whichever_way_it_went() {
+    // Of 30 orders: those ending in 1 are poison, those ending in 2 panic, those ending in 3
+    // always fail until the queue's limit of 3 deliveries dead-letters them.
+    let queue = queue_of(30, 3);
+    let consumer = Arc::new(Consumer::builder(queue.clone(), breaker(1000, 1, 30)).build());
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |d: Delivery<u32, u64>, _token| async move {
+            match d.payload % 10 {
+                1 => Err(Failure::Permanent(DownstreamError::Declined)),
+                2 => panic!("order {} breaks the handler", d.payload),
+                3 => Err(Failure::Retry(DownstreamError::Declined)),
+                _ => Ok(Handled::Done),
+            }
+        },
+    );
+    wait_until(MINUTE, "every message settled", || {
+        let q = queue.stats();
+        q.acked + q.dead as u64 == 30 && q.ready == 0 && q.unsettled == 0
+    })
+    .await;
+    let stats = running.stop().await;
+    assert_eq!(
+        (
+            stats.dead_lettered,
+            stats.limit_reached,
+            stats.dead_letters()
+        ),
+        (6, 3, 9)
+    );
+    assert_eq!(
+        stats.dead_letters(),
+        queue.stats().dead as u64,
+        "as the queue says"
+    );
+    assert_eq!(
+        consumer.stats().limit_reached,
+        3,
+        "read from the source at any time"
+    );
 }
