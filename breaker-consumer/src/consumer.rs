@@ -16,11 +16,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
 use crate::flow::Flow;
+use crate::metrics;
 use crate::openings::Openings;
 use crate::reply::{Failure, Handled, Rules};
 use crate::source::{Delivery, Settlement, Source, Want};
 use crate::stats::{Counters, Stats, bump};
 use crate::status::Status;
+use crate::trouble::SourceHealth;
 use crate::unwind::CatchUnwind;
 
 /// A queue worker that stops pulling while its circuit breaker is open.
@@ -39,6 +41,8 @@ pub struct Consumer<S: Source> {
     slots: Arc<Semaphore>,
     rules: Arc<Rules>,
     counters: Arc<Counters>,
+    health: SourceHealth,
+    name: Arc<str>,
 }
 
 /// Builds a [`Consumer`]: see [`Consumer::builder`].
@@ -47,6 +51,7 @@ pub struct ConsumerBuilder<S: Source> {
     breaker: Arc<Breaker>,
     concurrency: usize,
     rules: Rules,
+    name: Option<String>,
 }
 
 impl<S: Source> Consumer<S> {
@@ -58,6 +63,7 @@ impl<S: Source> Consumer<S> {
             source,
             breaker,
             concurrency: 1,
+            name: None,
             rules: Rules {
                 count_permanent: false,
                 count_panics: false,
@@ -76,9 +82,24 @@ impl<S: Source> Consumer<S> {
         &self.source
     }
 
-    /// Whether it is pulling, and if paused, when it resumes.
+    /// Whether it is pulling, and if paused, when it resumes. While its source's fetches
+    /// fail it is [`Degraded`](Status::Degraded), with the last fetch's error, whatever the
+    /// circuit says: a consumer that cannot fetch handles nothing. A pause does not end that:
+    /// paused, it does not fetch, and the last it knows of its source is the failure.
     pub fn status(&self) -> Status {
-        Status::of(&self.breaker)
+        match self.health.trouble() {
+            Some(trouble) => Status::Degraded {
+                since: trouble.since,
+                reason: trouble.reason,
+            },
+            None => Status::of(&self.breaker),
+        }
+    }
+
+    /// Its name in logs and metrics: the one given to
+    /// [`ConsumerBuilder::name`], or its breaker's.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// What it did so far.
@@ -148,12 +169,21 @@ impl<S: Source> Consumer<S> {
                 None => break,
                 Some(Ok(fetched)) => {
                     backoff.reset();
+                    if let Some(failed_for) = self.health.answered() {
+                        metrics::degraded(&self.name, false);
+                        tracing::info!(consumer = %self.name, ?failed_for, "the source fetches again: consumer no longer degraded");
+                    }
                     fetched
                 }
                 Some(Err(error)) => {
                     bump(&self.counters.source_errors, 1);
+                    metrics::source_error(&self.name);
+                    if self.health.failed(&error) {
+                        metrics::degraded(&self.name, true);
+                        tracing::warn!(consumer = %self.name, %error, "the source cannot fetch: consumer degraded until it can");
+                    }
                     let wait = backoff.next();
-                    tracing::warn!(breaker = %self.breaker.name(), %error, ?wait, "fetch failed; trying again");
+                    tracing::warn!(consumer = %self.name, %error, ?wait, "fetch failed; trying again");
                     if until(&shutdown, tokio::time::sleep(wait)).await.is_none() {
                         break;
                     }
@@ -267,12 +297,12 @@ impl<S: Source> Consumer<S> {
         }
         let told = match wanted {
             Flow::Paused => {
-                tracing::info!(breaker = %self.breaker.name(), status = %self.status(), "consumer paused: the circuit is open");
+                tracing::info!(consumer = %self.name, breaker = %self.breaker.name(), status = %self.status(), "consumer paused: the circuit is open");
                 self.source.pause().await
             }
             Flow::Flowing(in_flight) => {
                 if *flow == Flow::Paused {
-                    tracing::info!(breaker = %self.breaker.name(), in_flight, "consumer resumed");
+                    tracing::info!(consumer = %self.name, breaker = %self.breaker.name(), in_flight, "consumer resumed");
                 }
                 self.source.resume(in_flight).await
             }
@@ -289,7 +319,7 @@ impl<S: Source> Consumer<S> {
             // Told again next time round.
             Err(error) => {
                 bump(&self.counters.source_errors, 1);
-                tracing::warn!(breaker = %self.breaker.name(), %error, "the source did not take a pause or resume");
+                tracing::warn!(consumer = %self.name, %error, "the source did not take a pause or resume");
             }
         }
     }
@@ -329,6 +359,13 @@ impl<S: Source> ConsumerBuilder<S> {
         self
     }
 
+    /// Its name in logs and metrics (the `consumer` label); its breaker's name by default.
+    /// Consumers sharing a breaker need names of their own to be told apart.
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+
     /// The consumer. Logs a `warn` with the figures when the broker may hand a delivery to
     /// another consumer before a handler can have finished with it
     /// ([`Source::claimed_after`] not longer than the breaker's timeout, or no timeout): the
@@ -339,6 +376,11 @@ impl<S: Source> ConsumerBuilder<S> {
         {
             tracing::warn!(breaker = %self.breaker.name(), "{risk}");
         }
+        let name: Arc<str> = match self.name {
+            Some(name) => name.into(),
+            None => self.breaker.name().to_string().into(),
+        };
+        metrics::degraded(&name, false);
         Consumer {
             source: Arc::new(self.source),
             breaker: self.breaker,
@@ -346,6 +388,8 @@ impl<S: Source> ConsumerBuilder<S> {
             slots: Arc::new(Semaphore::new(self.concurrency)),
             rules: Arc::new(self.rules),
             counters: Arc::default(),
+            health: SourceHealth::default(),
+            name,
         }
     }
 }

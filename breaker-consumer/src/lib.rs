@@ -160,6 +160,7 @@ mod backoff;
 mod consumer;
 mod flow;
 mod memory;
+mod metrics;
 mod openings;
 #[cfg(feature = "redis")]
 pub mod redis;
@@ -167,6 +168,7 @@ mod reply;
 mod source;
 mod stats;
 mod status;
+mod trouble;
 mod unwind;
 
 pub use consumer::{Consumer, ConsumerBuilder};

@@ -955,3 +955,71 @@ async fn every_dead_letter_is_counted_whichever_way_it_went() {
         "read from the source at any time"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_source_that_cannot_fetch_makes_the_consumer_degraded_with_the_reason_until_it_can() {
+    let (logs, _capture) = Logs::capture();
+    let queue = queue_of(0, 5);
+    let consumer = Arc::new(Consumer::builder(queue.clone(), breaker(10, 1, 30)).build());
+    let running = Running::start(
+        Arc::clone(&consumer),
+        |_d: Delivery<u32, u64>, _token| async { Ok::<_, Failure<DownstreamError>>(Handled::Done) },
+    );
+    wait_until(MINUTE, "a first fetch", || consumer.stats().fetches > 0).await;
+    assert_eq!(consumer.status(), Status::Running);
+
+    queue.disconnect();
+    let cut = Instant::now();
+    wait_until(MINUTE, "a failed fetch", || {
+        consumer.stats().source_errors > 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let Status::Degraded { since, reason } = consumer.status() else {
+        panic!(
+            "degraded while the source fails, not {:?}",
+            consumer.status()
+        );
+    };
+    assert!(
+        since >= cut && since - cut < Duration::from_secs(1),
+        "from the first failure"
+    );
+    assert_eq!(&*reason, "the in-memory queue is disconnected");
+    assert!(
+        consumer
+            .status()
+            .to_string()
+            .starts_with("degraded for 30."),
+        "{}",
+        consumer.status()
+    );
+    assert!(consumer.stats().source_errors >= 3, "it kept trying");
+    let degraded = |logs: &Logs| {
+        logs.at("WARN")
+            .iter()
+            .filter(|w| w.contains("consumer degraded"))
+            .count()
+    };
+    assert_eq!(
+        degraded(&logs),
+        1,
+        "said once per stretch, not once per try"
+    );
+
+    queue.reconnect();
+    queue.publish(7);
+    wait_until(MINUTE, "the message after the source came back", || {
+        queue.stats().acked == 1
+    })
+    .await;
+    assert_eq!(consumer.status(), Status::Running);
+    assert!(
+        logs.at("INFO")
+            .iter()
+            .any(|i| i.contains("no longer degraded")),
+        "{:#?}",
+        logs.at("INFO")
+    );
+    running.stop().await;
+}
