@@ -124,7 +124,9 @@
 //! # Losing the broker
 //!
 //! A broker that does not answer is not a downstream failure: the consumer logs it, waits
-//! (100 ms doubling to 10 s) and tries again, and records nothing in the breaker. A settlement
+//! (100 ms doubling to 10 s) and tries again, and records nothing in the breaker; meanwhile
+//! [`Consumer::status`] is [`Status::Degraded`] with the error, so that a health check does
+//! not call a consumer that handles nothing healthy. A settlement
 //! that fails leaves the delivery with the broker, which hands it out again its own way, so a
 //! message may be handled twice but is never lost: handlers should be idempotent, as with any
 //! at-least-once queue.
