@@ -59,9 +59,9 @@
 //! # The handler's shape
 //!
 //! A handler is `Fn(Delivery<Payload, Id>, CancellationToken) -> impl Future<Output =
-//! Result<Handled, Failure<E>>>`, with `E` the handler's error (an [`IsFailure`]). Written
-//! inline in [`Consumer::run`], as above, its argument types come from the source and its
-//! error from what it returns. Rust needs them written in two cases: a closure kept in a
+//! Result<Handled, Failure<E>>>`, with `E` the handler's error (an
+//! [`IsFailure`](breaker_runtime::IsFailure)). Written inline in [`Consumer::run`], as above,
+//! its argument types come from the source and its error from what it returns. Rust needs them written in two cases: a closure kept in a
 //! variable before it is passed (name the delivery with [`DeliveryOf`]), and a handler that
 //! never returns an error (name its error type on the `Ok`):
 //!
