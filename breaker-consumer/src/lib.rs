@@ -161,6 +161,8 @@ pub mod amqp;
 mod backoff;
 mod consumer;
 mod flow;
+#[cfg(feature = "json")]
+pub mod json;
 mod memory;
 mod metrics;
 mod openings;
