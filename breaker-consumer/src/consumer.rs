@@ -1,13 +1,9 @@
 //! The consumer: fetch what the circuit admits, hand each delivery to the handler under its own
-//! permit, settle it on the broker by how it ended.
+//! permit, and pause the source while the circuit is open.
 
-use std::any::Any;
 use std::error::Error;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use breaker_runtime::{Breaker, IsFailure, Mode, OwnedPermit, State};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -15,7 +11,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
+use crate::builder::ConsumerBuilder;
 use crate::flow::Flow;
+use crate::handling::{Handout, handle, settle};
 use crate::metrics;
 use crate::openings::Openings;
 use crate::reply::{Failure, Handled, Rules};
@@ -23,7 +21,6 @@ use crate::source::{Delivery, Settlement, Source, Want};
 use crate::stats::{Counters, Stats, bump};
 use crate::status::Status;
 use crate::trouble::SourceHealth;
-use crate::unwind::CatchUnwind;
 
 /// A queue worker that stops pulling while its circuit breaker is open.
 ///
@@ -34,24 +31,15 @@ use crate::unwind::CatchUnwind;
 /// restore full concurrency. See the [crate docs](crate) for what counts and how each
 /// delivery is settled.
 pub struct Consumer<S: Source> {
-    source: Arc<S>,
-    breaker: Arc<Breaker>,
-    concurrency: usize,
+    pub(crate) source: Arc<S>,
+    pub(crate) breaker: Arc<Breaker>,
+    pub(crate) concurrency: usize,
     /// One per handler that may run: shared by every `run` of this consumer.
-    slots: Arc<Semaphore>,
-    rules: Arc<Rules>,
-    counters: Arc<Counters>,
-    health: SourceHealth,
-    name: Arc<str>,
-}
-
-/// Builds a [`Consumer`]: see [`Consumer::builder`].
-pub struct ConsumerBuilder<S: Source> {
-    source: S,
-    breaker: Arc<Breaker>,
-    concurrency: usize,
-    rules: Rules,
-    name: Option<String>,
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) rules: Arc<Rules>,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) health: SourceHealth,
+    pub(crate) name: Arc<str>,
 }
 
 impl<S: Source> Consumer<S> {
@@ -59,17 +47,7 @@ impl<S: Source> Consumer<S> {
     /// `Arc`, or the one [`registry().get(name)`](breaker_runtime::Registry::get) returns)
     /// pause and resume together.
     pub fn builder(source: S, breaker: Arc<Breaker>) -> ConsumerBuilder<S> {
-        ConsumerBuilder {
-            source,
-            breaker,
-            concurrency: 1,
-            name: None,
-            rules: Rules {
-                count_permanent: false,
-                count_panics: false,
-                excluded: Vec::new(),
-            },
-        }
+        ConsumerBuilder::new(source, breaker)
     }
 
     /// The breaker this consumer pulls through.
@@ -323,217 +301,6 @@ impl<S: Source> Consumer<S> {
             }
         }
     }
-}
-
-impl<S: Source> ConsumerBuilder<S> {
-    /// How many handlers may run at once while the circuit is closed (1 by default; 0 is
-    /// taken as 1).
-    pub fn concurrency(mut self, handlers: usize) -> Self {
-        self.concurrency = handlers.max(1);
-        self
-    }
-
-    /// Counts [`Failure::Permanent`] against the breaker as its `IsFailure` says. Off by
-    /// default: a poison message says nothing about the downstream.
-    pub fn count_permanent(mut self, count: bool) -> Self {
-        self.rules.count_permanent = count;
-        self
-    }
-
-    /// Counts a handler's panic as a failure of the downstream and sends its message back for
-    /// redelivery, as the runtime does for a guarded call's panic. Off by default: a panic is
-    /// a bug in the handler or a message it cannot take, not a sign that the downstream is
-    /// failing, so its message is dead-lettered, the breaker records nothing, and a `warn`
-    /// names the message and the panic. Counted, a message that always panics comes back until
-    /// the broker's delivery limit, and each of its panics moves the circuit towards opening
-    /// on a healthy downstream.
-    pub fn count_panics(mut self, count: bool) -> Self {
-        self.rules.count_panics = count;
-        self
-    }
-
-    /// Records nothing for an error of type `T` found anywhere in the handler error's
-    /// `source()` chain (the message still goes back for redelivery).
-    pub fn exclude<T: Error + 'static>(mut self) -> Self {
-        self.rules.excluded.push(|error| error.is::<T>());
-        self
-    }
-
-    /// Its name in logs and metrics (the `consumer` label); its breaker's name by default.
-    /// Consumers sharing a breaker need names of their own to be told apart.
-    pub fn name(mut self, name: &str) -> Self {
-        self.name = Some(name.to_owned());
-        self
-    }
-
-    /// The consumer. Logs a `warn` with the figures when the broker may hand a delivery to
-    /// another consumer before a handler can have finished with it
-    /// ([`Source::claimed_after`] not longer than the breaker's timeout, or no timeout): the
-    /// same message would then be handled twice at once.
-    pub fn build(self) -> Consumer<S> {
-        if let Some(risk) =
-            Overlap::of(self.source.claimed_after(), self.breaker.config().timeout())
-        {
-            tracing::warn!(breaker = %self.breaker.name(), "{risk}");
-        }
-        let name: Arc<str> = match self.name {
-            Some(name) => name.into(),
-            None => self.breaker.name().to_string().into(),
-        };
-        metrics::degraded(&name, false);
-        Consumer {
-            source: Arc::new(self.source),
-            breaker: self.breaker,
-            concurrency: self.concurrency,
-            slots: Arc::new(Semaphore::new(self.concurrency)),
-            rules: Arc::new(self.rules),
-            counters: Arc::default(),
-            health: SourceHealth::default(),
-            name,
-        }
-    }
-}
-
-/// A broker that takes a delivery back before its handler must have finished with it.
-struct Overlap {
-    claimed_after: Duration,
-    timeout: Option<Duration>,
-}
-
-impl Overlap {
-    /// The overlap, if the broker's claim can come before the breaker's timeout ends the
-    /// handler. The timeout bounds the whole handler, whatever it retries inside.
-    fn of(claimed_after: Option<Duration>, timeout: Option<Duration>) -> Option<Overlap> {
-        let claimed_after = claimed_after?;
-        match timeout {
-            Some(timeout) if timeout < claimed_after => None,
-            timeout => Some(Overlap {
-                claimed_after,
-                timeout,
-            }),
-        }
-    }
-}
-
-impl fmt::Display for Overlap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let claimed = self.claimed_after;
-        match self.timeout {
-            Some(timeout) => write!(
-                f,
-                "the broker hands a delivery to another consumer after {claimed:?} unsettled, \
-                 but a handler may run for {timeout:?} (the breaker's timeout): a message still \
-                 being handled would be handled again at once; make the source's \
-                 redeliver_after longer than {timeout:?}"
-            ),
-            None => write!(
-                f,
-                "the broker hands a delivery to another consumer after {claimed:?} unsettled, \
-                 but the breaker has no timeout, so a handler may run longer: a message still \
-                 being handled would be handled again at once; give the breaker a timeout \
-                 shorter than {claimed:?}"
-            ),
-        }
-    }
-}
-
-/// What one handler task is given.
-struct Handout<P, I> {
-    delivery: Delivery<P, I>,
-    permit: OwnedPermit,
-    token: CancellationToken,
-    slot: OwnedSemaphorePermit,
-}
-
-/// Runs the handler on one delivery under its permit, records how it ended and settles it.
-async fn handle<S, H, Fut, E>(
-    source: Arc<S>,
-    handler: Arc<H>,
-    rules: Arc<Rules>,
-    counters: Arc<Counters>,
-    handout: Handout<S::Payload, S::Id>,
-) where
-    S: Source,
-    H: Fn(Delivery<S::Payload, S::Id>, CancellationToken) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Handled, Failure<E>>> + Send + 'static,
-    E: IsFailure + Error + Send + 'static,
-{
-    let Handout {
-        delivery,
-        permit,
-        token,
-        slot,
-    } = handout;
-    bump(&counters.handled, 1);
-    let id = delivery.id.clone();
-    // Whether the token had fired when the handler returned, read once for both the record
-    // and the settlement.
-    let fired = AtomicBool::new(false);
-    let seen = token.clone();
-    // Caught inside the permit, so that the rules, not the permit's own "a panic is a
-    // failure", decide what a panic records; the handler is called inside too, so a panic
-    // before its first await is caught alike.
-    let body = CatchUnwind::new(async move { handler(delivery, token).await });
-    let call = permit.run(body, |caught| match caught {
-        Ok(answer) => {
-            let cancelled = seen.is_cancelled();
-            fired.store(cancelled, Ordering::Relaxed);
-            rules.ending(answer, cancelled).verdict
-        }
-        Err(_) => rules.panicked().verdict,
-    });
-    let settlement = match call.await {
-        Ok(Ok(answer)) => {
-            rules
-                .ending(&answer, fired.load(Ordering::Relaxed))
-                .settlement
-        }
-        Ok(Err(panic)) => {
-            bump(&counters.panics, 1);
-            let ending = rules.panicked();
-            tracing::warn!(
-                ?id,
-                panic = panic_message(panic.as_ref()),
-                settlement = ?ending.settlement,
-                "the handler panicked"
-            );
-            ending.settlement
-        }
-        // The only answer of the breaker's own to an admitted call: its timeout.
-        Err(_) => {
-            bump(&counters.timeouts, 1);
-            Settlement::Retry
-        }
-    };
-    settle(&*source, &counters, id, settlement).await;
-    drop(slot);
-}
-
-async fn settle<S: Source>(source: &S, counters: &Counters, id: S::Id, settlement: Settlement) {
-    match source.settle(id.clone(), settlement).await {
-        Ok(()) => bump(
-            match settlement {
-                Settlement::Ack => &counters.acked,
-                Settlement::Retry => &counters.retried,
-                Settlement::DeadLetter => &counters.dead_lettered,
-            },
-            1,
-        ),
-        // The broker still holds the delivery and hands it out again its own way.
-        Err(error) => {
-            bump(&counters.source_errors, 1);
-            tracing::warn!(?id, ?settlement, %error, "settling a delivery failed");
-        }
-    }
-}
-
-/// What a panic said, when it said it with a string (as `panic!` and `expect` do).
-fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic without a message")
 }
 
 /// `work`, unless `shutdown` fires first.

@@ -159,8 +159,10 @@
 #[cfg(feature = "amqp")]
 pub mod amqp;
 mod backoff;
+mod builder;
 mod consumer;
 mod flow;
+mod handling;
 #[cfg(feature = "json")]
 pub mod json;
 mod memory;
@@ -175,7 +177,8 @@ mod status;
 mod trouble;
 mod unwind;
 
-pub use consumer::{Consumer, ConsumerBuilder};
+pub use builder::ConsumerBuilder;
+pub use consumer::Consumer;
 pub use memory::{Disconnected, MemoryQueue, QueueStats};
 pub use reply::{Failure, Handled};
 pub use source::{Deliveries, Delivery, DeliveryOf, Settlement, Source, Want};
