@@ -1,24 +1,42 @@
-//! The consumer's `tracing` events, captured on the test's own thread.
+//! The consumer's `tracing` events, captured per test.
+//!
+//! One subscriber for the whole binary, set once, hands each event to the capture of the
+//! thread it happens on (a paused-clock test runs on one thread, its spawned tasks included).
+//! Not a subscriber per test: tracing caches each callsite's interest process-wide, and a test
+//! on another thread that meets a callsite first, while no subscriber is set, can have it
+//! cached as "never" as this test's subscriber is being set.
 
+use std::cell::RefCell;
 use std::fmt::{Debug, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 
 use tracing::field::Field;
 use tracing::span::{Attributes, Id, Record};
-use tracing::subscriber::DefaultGuard;
 use tracing::{Event, Metadata, Subscriber};
 
-/// The events logged since [`Logs::capture`], each as `LEVEL message field=value ...`.
+/// The events logged on this thread since [`Logs::capture`], each as
+/// `LEVEL field=value ...` (the message is the field `message`).
 #[derive(Clone, Default)]
 pub struct Logs(Arc<Mutex<Vec<String>>>);
 
+/// Ends a capture when dropped.
+pub struct Capturing(());
+
+thread_local! {
+    static CAPTURE: RefCell<Option<Logs>> = const { RefCell::new(None) };
+}
+
 impl Logs {
-    /// Captures the events of this thread (the current-thread runtime of a paused-clock test,
-    /// its spawned tasks included) until the guard is dropped.
-    pub fn capture() -> (Logs, DefaultGuard) {
+    /// Captures the events of this thread until the guard is dropped.
+    pub fn capture() -> (Logs, Capturing) {
+        static INSTALL: Once = Once::new();
+        INSTALL.call_once(|| {
+            tracing::subscriber::set_global_default(ByThread)
+                .expect("no other subscriber in the consumer's tests");
+        });
         let logs = Logs::default();
-        let guard = tracing::subscriber::set_default(Capture(logs.clone()));
-        (logs, guard)
+        CAPTURE.with(|capture| *capture.borrow_mut() = Some(logs.clone()));
+        (logs, Capturing(()))
     }
 
     /// The lines at `level` (`"WARN"`, `"INFO"`, ...).
@@ -32,9 +50,15 @@ impl Logs {
     }
 }
 
-struct Capture(Logs);
+impl Drop for Capturing {
+    fn drop(&mut self) {
+        CAPTURE.with(|capture| *capture.borrow_mut() = None);
+    }
+}
 
-impl Subscriber for Capture {
+struct ByThread;
+
+impl Subscriber for ByThread {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
         true
     }
@@ -48,11 +72,14 @@ impl Subscriber for Capture {
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
     fn event(&self, event: &Event<'_>) {
+        let Some(logs) = CAPTURE.with(|capture| capture.borrow().clone()) else {
+            return;
+        };
         let mut line = event.metadata().level().to_string();
         event.record(&mut |field: &Field, value: &dyn Debug| {
             let _ = write!(line, " {}={value:?}", field.name());
         });
-        (self.0).0.lock().unwrap().push(line);
+        logs.0.lock().unwrap().push(line);
     }
 
     fn enter(&self, _: &Id) {}
