@@ -1,22 +1,30 @@
 //! The issue's scenario against a real Redis: 500 entries, a downstream that fails for a
-//! stretch and recovers, and the broker's own records as the judge.
+//! stretch and recovers, and the broker's own records as the judge. Then Redis losing its data
+//! under a running consumer (a restart without persistence, a `FLUSHALL`), and the dead letters
+//! counted on every path against the dead-letter stream's length.
 
 #![cfg(feature = "redis")]
 
 mod support;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker_consumer::redis::{Fields, RedisStream};
-use breaker_consumer::{CancellationToken, Consumer, Delivery, Handled, Status};
+use breaker_consumer::redis::{Fields, RedisStream, StartFrom};
+use breaker_consumer::{
+    CancellationToken, Consumer, Delivery, Failure, Handled, Settlement, Source, Status, Want,
+};
 use breaker_runtime::{Breaker, Config, State};
 use breaker_test_servers::RedisServer;
 use redis::AsyncConnectionConfig;
 use redis::aio::MultiplexedConnection;
-use redis::streams::{StreamInfoGroupsReply, StreamPendingCountReply};
-use support::{Downstream, ProbeWatch, Running, Skipped, quiet_while_open, wait_until};
+use redis::streams::{
+    StreamInfoGroup, StreamInfoGroupsReply, StreamPendingCountReply, StreamRangeReply,
+};
+use support::{
+    Downstream, DownstreamError, ProbeWatch, Running, Skipped, quiet_while_open, wait_until,
+};
 
 const STREAM: &str = "orders";
 const GROUP: &str = "shipping";
@@ -275,4 +283,422 @@ async fn a_cut_connection_to_redis_records_nothing_and_loses_nothing() {
         "the cut recorded nothing: {snapshot:?}"
     );
     assert!(snapshot.last_opened.is_none(), "never opened: {snapshot:?}");
+}
+
+/// Adds entries 0 to `count` - 1 to the stream, each with its number under `n` and `phase`
+/// under `phase`, and returns the last one's id.
+async fn publish_phase(conn: &mut MultiplexedConnection, phase: &str, count: u32) -> String {
+    let mut last = String::new();
+    for n in 0..count {
+        last = redis::cmd("XADD")
+            .arg(STREAM)
+            .arg("*")
+            .arg("phase")
+            .arg(phase)
+            .arg("n")
+            .arg(n)
+            .query_async(conn)
+            .await
+            .unwrap();
+    }
+    last
+}
+
+/// What Redis says of the group, `None` if the stream or the group does not exist.
+async fn group(conn: &mut MultiplexedConnection) -> Option<StreamInfoGroup> {
+    let groups: redis::RedisResult<StreamInfoGroupsReply> = redis::cmd("XINFO")
+        .arg("GROUPS")
+        .arg(STREAM)
+        .query_async(conn)
+        .await;
+    // "ERR no such key" once the stream is gone.
+    groups.ok()?.groups.into_iter().find(|g| g.name == GROUP)
+}
+
+async fn xlen(conn: &mut MultiplexedConnection, stream: &str) -> usize {
+    redis::cmd("XLEN")
+        .arg(stream)
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
+/// How many times each entry was handled, by its `phase` and `n`.
+type Seen = Arc<Mutex<HashMap<(String, u32), u32>>>;
+
+fn text(d: &Delivery<Fields, String>, field: &str) -> String {
+    String::from_utf8(d.payload[field].clone()).unwrap()
+}
+
+/// Notes each entry it handles in `seen`, and answers `Done`.
+fn counting(
+    seen: &Seen,
+) -> impl Fn(Delivery<Fields, String>, CancellationToken) -> support::Answer + Send + Sync + 'static
+{
+    let seen = Arc::clone(seen);
+    move |d, _cancel| {
+        let seen = Arc::clone(&seen);
+        Box::pin(async move {
+            let key = (text(&d, "phase"), text(&d, "n").parse().unwrap());
+            *seen.lock().unwrap().entry(key).or_default() += 1;
+            Ok(Handled::Done)
+        })
+    }
+}
+
+fn handled_of(seen: &Seen, phase: &str) -> usize {
+    seen.lock()
+        .unwrap()
+        .keys()
+        .filter(|(p, _)| p == phase)
+        .count()
+}
+
+/// How Redis loses the stream and its group under a running consumer.
+#[derive(Debug, Clone, Copy)]
+enum Loss {
+    /// The server killed and started again on its port. `RedisServer` runs it with
+    /// `--save "" --appendonly no`, so it comes back empty: checked by a key set before.
+    Restart,
+    /// `FLUSHALL` on the same process.
+    Flushall,
+}
+
+/// A consumer running while Redis loses its data, then 700 entries published: every one
+/// handled once, and the group there again with nothing pending.
+async fn data_lost_under_a_running_consumer(loss: Loss) {
+    let mut server = RedisServer::start();
+    let mut conn = connect(&server).await;
+    // Claims after 5 s: an entry handled twice would be a second read, not a slow ack.
+    let source = RedisStream::connect(&server.url(), STREAM, GROUP, "worker-1")
+        .await
+        .unwrap()
+        .block(Duration::from_millis(100))
+        .redeliver_after(Duration::from_secs(5));
+    publish_phase(&mut conn, "before", 100).await;
+    let consumer = Arc::new(
+        Consumer::builder(source, support::breaker(10, 2, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let seen = Seen::default();
+    let running = Running::start(Arc::clone(&consumer), counting(&seen));
+    wait_until(Duration::from_secs(30), "the first 100 handled", || {
+        handled_of(&seen, "before") == 100 && consumer.stats().acked >= 100
+    })
+    .await;
+
+    let _: () = redis::cmd("SET")
+        .arg("kept?")
+        .arg(1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    match loss {
+        Loss::Restart => {
+            tokio::task::block_in_place(|| {
+                server.kill();
+                server.restart();
+            });
+            conn = connect(&server).await;
+        }
+        Loss::Flushall => {
+            let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+        }
+    }
+    let kept: bool = redis::cmd("EXISTS")
+        .arg("kept?")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(!kept, "{loss:?}: Redis came back with its data");
+
+    let last = publish_phase(&mut conn, "after", 700).await;
+    let start = std::time::Instant::now();
+    while handled_of(&seen, "after") < 700 && start.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let handled = handled_of(&seen, "after");
+    if handled < 700 {
+        let stats = running.stop().await;
+        panic!(
+            "{loss:?}: {handled} of the 700 entries published after the loss handled in 60 s; \
+             the group on record: {:?}; {stats:?}",
+            group(&mut conn).await
+        );
+    }
+    // Judged by Redis: the group exists again, was handed the last entry, holds none pending.
+    let start = std::time::Instant::now();
+    let mut record = group(&mut conn).await;
+    while record.as_ref().is_none_or(|g| g.pending > 0) && start.elapsed() < Duration::from_secs(10)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        record = group(&mut conn).await;
+    }
+    let stats = running.stop().await;
+    let record = record.unwrap_or_else(|| panic!("{loss:?}: no group `{GROUP}` on `{STREAM}`"));
+    assert_eq!(record.last_delivered_id, last, "{loss:?}: {record:?}");
+    assert_eq!(record.pending, 0, "{loss:?}: {record:?} {stats:?}");
+    let twice: Vec<_> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|((phase, _), times)| phase == "after" && **times > 1)
+        .map(|(key, times)| (key.clone(), *times))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "{loss:?}: handled more than once: {twice:?}"
+    );
+    eprintln!("  {loss:?}: {stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_that_lost_the_data_recreates_the_group_and_consumes_what_comes_after() {
+    data_lost_under_a_running_consumer(Loss::Restart).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flushall_recreates_the_group_and_consumes_what_comes_after() {
+    data_lost_under_a_running_consumer(Loss::Flushall).await;
+}
+
+/// The source's own answers once the data is gone: an ack of a lost entry is settled, its
+/// dead-lettering an error that writes nothing, and the next fetch re-creates the group and
+/// reads what came since, in one call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settling_an_entry_lost_with_its_group() {
+    let mut server = RedisServer::start();
+    let mut conn = connect(&server).await;
+    let source = RedisStream::connect(&server.url(), STREAM, GROUP, "worker-1")
+        .await
+        .unwrap()
+        .block(Duration::from_millis(100));
+    publish_phase(&mut conn, "before", 2).await;
+    let got = source.fetch(Want::up_to(2)).await.unwrap();
+    assert_eq!(got.len(), 2);
+    // The source's calls below run on this thread: what they log is seen here.
+    let warnings = Warnings::default();
+    let _logging = tracing::subscriber::set_default(warnings.clone());
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+
+    // The entry is gone and no group will hand it out again: what an ack asks.
+    source
+        .settle(got[0].id.clone(), Settlement::Ack)
+        .await
+        .unwrap();
+    // What a dead letter asks, keeping the entry, cannot be done: an error, nothing written.
+    let error = source
+        .settle(got[1].id.clone(), Settlement::DeadLetter)
+        .await
+        .expect_err("dead-lettering an entry the stream lost");
+    let said = error.to_string();
+    assert!(
+        said.contains(&got[1].id) && said.contains("is gone"),
+        "{said}"
+    );
+    assert_eq!(
+        xlen(&mut conn, "orders:dead").await,
+        0,
+        "an empty dead letter"
+    );
+
+    // One fetch: the group re-created, and the entry added since read.
+    publish_phase(&mut conn, "after", 1).await;
+    let got = source.fetch(Want::up_to(10)).await.unwrap();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(text(&got[0], "phase"), "after");
+    assert!(group(&mut conn).await.is_some(), "the group exists again");
+    assert!(source.fetch(Want::up_to(10)).await.unwrap().is_empty());
+    let warned = warnings.take();
+    assert_eq!(warned.len(), 1, "one warn for one re-creation: {warned:?}");
+    for said in ["stream=orders", "group=shipping", "start=\"0\""] {
+        assert!(warned[0].contains(said), "{said} in {warned:?}");
+    }
+
+    // Redis down: a fetch fails, and says so plainly.
+    server.kill();
+    let error = source
+        .fetch(Want::up_to(10))
+        .await
+        .expect_err("a fetch with Redis down");
+    let said = error.to_string();
+    assert!(
+        said.contains("unreachable") && said.contains(STREAM),
+        "{said}"
+    );
+    assert!(
+        warnings.take().is_empty(),
+        "no re-creation warned for an outage"
+    );
+}
+
+/// A group created from new entries sees none of those before it, at connect and again when
+/// Redis lost it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_started_from_new_entries_sees_only_those_added_after_its_creation() {
+    let server = RedisServer::start();
+    let mut conn = connect(&server).await;
+    publish_phase(&mut conn, "before", 3).await;
+    let source =
+        RedisStream::connect_from(&server.url(), STREAM, GROUP, "worker-1", StartFrom::New)
+            .await
+            .unwrap()
+            .block(Duration::from_millis(100));
+    assert!(source.fetch(Want::up_to(10)).await.unwrap().is_empty());
+    publish_phase(&mut conn, "after", 1).await;
+    let got = source.fetch(Want::up_to(10)).await.unwrap();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(text(&got[0], "phase"), "after");
+
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    // Added after the loss but before the group is created again: not for a group from `New`.
+    publish_phase(&mut conn, "unseen", 1).await;
+    assert!(source.fetch(Want::up_to(10)).await.unwrap().is_empty());
+    publish_phase(&mut conn, "new", 1).await;
+    let got = source.fetch(Want::up_to(10)).await.unwrap();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(text(&got[0], "phase"), "new");
+}
+
+/// The `warn` events logged on the thread it is the default of, each as its fields.
+#[derive(Clone, Default)]
+struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl Warnings {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut self.0.lock().unwrap())
+    }
+}
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        if *event.metadata().level() != tracing::Level::WARN {
+            return;
+        }
+        let mut line = String::new();
+        event.record(
+            &mut |field: &tracing::field::Field, value: &dyn std::fmt::Debug| {
+                use std::fmt::Write;
+                let _ = write!(line, "{}={value:?} ", field.name());
+            },
+        );
+        self.0.lock().unwrap().push(line);
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A mixed run: a third of the entries succeed, a third the handler marks poison, a third fail
+/// with a retry until they reach the delivery limit. The consumer's dead letters are what the
+/// dead-letter stream holds, its acks what Redis acked, and nothing is left pending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_are_counted_on_every_path() {
+    const EACH: u32 = 20;
+    let server = RedisServer::start();
+    let mut conn = connect(&server).await;
+    let source = RedisStream::connect(&server.url(), STREAM, GROUP, "worker-1")
+        .await
+        .unwrap()
+        .block(Duration::from_millis(100))
+        .redeliver_after(Duration::from_millis(200))
+        .max_deliveries(3);
+    for n in 0..EACH * 3 {
+        let kind = ["ok", "poison", "flaky"][(n % 3) as usize];
+        let _: String = redis::cmd("XADD")
+            .arg(STREAM)
+            .arg("*")
+            .arg("kind")
+            .arg(kind)
+            .arg("n")
+            .arg(n)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let consumer = Arc::new(
+        Consumer::builder(source, support::breaker(10, 2, 30))
+            .concurrency(4)
+            .build(),
+    );
+    // `Declined` is the downstream answering: the circuit stays closed throughout.
+    let handler = |d: Delivery<Fields, String>, _cancel| -> support::Answer {
+        let kind = text(&d, "kind");
+        Box::pin(async move {
+            match kind.as_str() {
+                "ok" => Ok(Handled::Done),
+                "poison" => Err(Failure::Permanent(DownstreamError::Declined)),
+                _ => Err(Failure::Retry(DownstreamError::Declined)),
+            }
+        })
+    };
+    let running = Running::start(Arc::clone(&consumer), handler);
+    let start = std::time::Instant::now();
+    let mut dead = 0;
+    let mut record = group(&mut conn).await;
+    while (dead < 2 * EACH as usize || record.as_ref().is_none_or(|g| g.pending > 0))
+        && start.elapsed() < Duration::from_secs(30)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        dead = xlen(&mut conn, "orders:dead").await;
+        record = group(&mut conn).await;
+    }
+    let stats = running.stop().await;
+    let record = record.unwrap();
+    assert_eq!(record.pending, 0, "{record:?} {stats:?}");
+
+    // Each poison and flaky entry dead-lettered once, with its fields.
+    let letters: StreamRangeReply = redis::cmd("XRANGE")
+        .arg("orders:dead")
+        .arg("-")
+        .arg("+")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut kinds: HashMap<String, HashSet<String>> = HashMap::new();
+    for letter in &letters.ids {
+        let original: String = letter.get("breaker-original-id").unwrap();
+        let kind: String = letter.get("kind").unwrap();
+        assert!(
+            kinds.entry(kind).or_default().insert(original.clone()),
+            "{original} dead-lettered twice"
+        );
+    }
+    let count = |kind: &str| kinds.get(kind).map_or(0, HashSet::len);
+    assert_eq!(
+        (count("ok"), count("poison"), count("flaky")),
+        (0, EACH as usize, EACH as usize),
+        "{stats:?}"
+    );
+    assert_eq!(
+        stats.dead_letters(),
+        dead as u64,
+        "the consumer's dead letters, against XLEN orders:dead: {stats:?}"
+    );
+    assert_eq!(stats.dead_lettered, u64::from(EACH), "{stats:?}");
+    assert_eq!(stats.limit_reached, u64::from(EACH), "{stats:?}");
+    // Redis acked every entry it handed out that is neither pending nor a dead letter.
+    let read = record
+        .entries_read
+        .expect("Redis 7 counts the entries read");
+    assert_eq!(read, 3 * EACH as usize, "{record:?}");
+    assert_eq!(
+        stats.acked,
+        (read - record.pending - dead) as u64,
+        "the consumer's acks, against Redis's: {record:?} {stats:?}"
+    );
 }
