@@ -22,6 +22,7 @@ use redis::aio::MultiplexedConnection;
 use redis::streams::{
     StreamInfoGroup, StreamInfoGroupsReply, StreamPendingCountReply, StreamRangeReply,
 };
+use support::logs::Logs;
 use support::{
     Downstream, DownstreamError, ProbeWatch, Running, Skipped, quiet_while_open, wait_until,
 };
@@ -478,8 +479,7 @@ async fn settling_an_entry_lost_with_its_group() {
     let got = source.fetch(Want::up_to(2)).await.unwrap();
     assert_eq!(got.len(), 2);
     // The source's calls below run on this thread: what they log is seen here.
-    let warnings = Warnings::default();
-    let _logging = tracing::subscriber::set_default(warnings.clone());
+    let (logs, _capturing) = Logs::capture();
     let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
 
     // The entry is gone and no group will hand it out again: what an ack asks.
@@ -510,7 +510,7 @@ async fn settling_an_entry_lost_with_its_group() {
     assert_eq!(text(&got[0], "phase"), "after");
     assert!(group(&mut conn).await.is_some(), "the group exists again");
     assert!(source.fetch(Want::up_to(10)).await.unwrap().is_empty());
-    let warned = warnings.take();
+    let warned = logs.take("WARN");
     assert_eq!(warned.len(), 1, "one warn for one re-creation: {warned:?}");
     for said in ["stream=orders", "group=shipping", "start=\"0\""] {
         assert!(warned[0].contains(said), "{said} in {warned:?}");
@@ -528,7 +528,7 @@ async fn settling_an_entry_lost_with_its_group() {
         "{said}"
     );
     assert!(
-        warnings.take().is_empty(),
+        logs.take("WARN").is_empty(),
         "no re-creation warned for an outage"
     );
 }
@@ -559,48 +559,6 @@ async fn a_group_started_from_new_entries_sees_only_those_added_after_its_creati
     let got = source.fetch(Want::up_to(10)).await.unwrap();
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(text(&got[0], "phase"), "new");
-}
-
-/// The `warn` events logged on the thread it is the default of, each as its fields.
-#[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
-
-impl Warnings {
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut self.0.lock().unwrap())
-    }
-}
-
-impl tracing::Subscriber for Warnings {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-
-    fn event(&self, event: &tracing::Event<'_>) {
-        if *event.metadata().level() != tracing::Level::WARN {
-            return;
-        }
-        let mut line = String::new();
-        event.record(
-            &mut |field: &tracing::field::Field, value: &dyn std::fmt::Debug| {
-                use std::fmt::Write;
-                let _ = write!(line, "{}={value:?} ", field.name());
-            },
-        );
-        self.0.lock().unwrap().push(line);
-    }
-
-    fn enter(&self, _: &tracing::span::Id) {}
-
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 /// A mixed run: a third of the entries succeed, a third the handler marks poison, a third fail

@@ -1,7 +1,8 @@
 //! The consumer's `tracing` events, captured per test.
 //!
 //! One subscriber for the whole binary, set once, hands each event to the capture of the
-//! thread it happens on (a paused-clock test runs on one thread, its spawned tasks included).
+//! thread it happens on (a paused-clock test runs on one thread, its spawned tasks included;
+//! on a multi-thread runtime, the test's own body is on its thread, its spawned tasks are not).
 //! Not a subscriber per test: tracing caches each callsite's interest process-wide, and a test
 //! on another thread that meets a callsite first, while no subscriber is set, can have it
 //! cached as "never" as this test's subscriber is being set.
@@ -34,9 +35,20 @@ impl Logs {
             tracing::subscriber::set_global_default(ByThread)
                 .expect("no other subscriber in the consumer's tests");
         });
+        // A callsite met on another thread while the subscriber was being set can keep the
+        // interest it had without one, "never": asked again now, every callsite sees it.
+        tracing::callsite::rebuild_interest_cache();
         let logs = Logs::default();
         CAPTURE.with(|capture| *capture.borrow_mut() = Some(logs.clone()));
         (logs, Capturing(()))
+    }
+
+    /// The lines at `level` so far, taken: the next call sees only those logged after.
+    pub fn take(&self, level: &str) -> Vec<String> {
+        let mut lines = self.0.lock().unwrap();
+        let (taken, kept) = lines.drain(..).partition(|line| line.starts_with(level));
+        *lines = kept;
+        taken
     }
 
     /// The lines at `level` (`"WARN"`, `"INFO"`, ...).
