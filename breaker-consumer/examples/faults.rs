@@ -207,16 +207,25 @@ async fn main() {
     server.restart();
     let restarted = Instant::now();
     let mut conn = connect(&server).await;
-    let degraded = Arc::new(Mutex::new(None));
+    // When the consumer was first seen degraded after the restart, why, and when it was
+    // first seen running again after that.
+    let degraded = Arc::new(Mutex::new((None, None)));
     let watch = tokio::spawn({
         let (consumer, degraded) = (Arc::clone(&consumer), Arc::clone(&degraded));
         async move {
             loop {
-                if let Status::Degraded { reason, .. } = consumer.status() {
-                    degraded
-                        .lock()
-                        .unwrap()
-                        .get_or_insert((restarted.elapsed(), reason));
+                let status = consumer.status();
+                {
+                    let mut seen = degraded.lock().unwrap();
+                    match status {
+                        Status::Degraded { reason, .. } => {
+                            seen.0.get_or_insert((restarted.elapsed(), reason));
+                        }
+                        _ if seen.0.is_some() => {
+                            seen.1.get_or_insert(restarted.elapsed());
+                        }
+                        _ => {}
+                    }
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -248,7 +257,10 @@ async fn main() {
         "  lost (neither shipped nor dead-lettered)",
         lost.to_string(),
     );
-    row("  backlog drained after the outage", secs(drained));
+    row(
+        "  all settled after the last order (0:20; carrier up at 0:24)",
+        secs(drained),
+    );
     row(
         "circuit openings, all / while the carrier was up",
         format!(
@@ -266,10 +278,14 @@ async fn main() {
         "  of those at the delivery limit",
         before.limit_reached.to_string(),
     );
-    let degraded = degraded.lock().unwrap().clone();
+    let (degraded, running) = degraded.lock().unwrap().clone();
     row(
-        "Redis restarted empty: degraded after",
-        secs(degraded.as_ref().map(|d| d.0)),
+        "Redis restarted empty: degraded from / to",
+        format!(
+            "{} / {}",
+            secs(degraded.as_ref().map(|d| d.0)),
+            secs(running)
+        ),
     );
     if let Some((_, reason)) = &degraded {
         println!("  reason: {reason}");
