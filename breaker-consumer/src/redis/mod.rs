@@ -1,89 +1,25 @@
 //! Redis Streams through a consumer group: the broker's own delivery counts, redelivery by
 //! claiming what stayed pending, and dead letters on a stream of their own.
 
+mod dead_letter;
 mod error;
+mod group;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::streams::{StreamClaimReply, StreamId, StreamPendingCountReply, StreamReadReply};
-use redis::{Client, RedisError, RedisResult};
+use redis::{Client, RedisResult};
 
+use self::dead_letter::DeadLettered;
 pub use self::error::StreamError;
+pub use self::group::StartFrom;
 use crate::source::{Delivery, Settlement, Source, Want};
 
 /// The longest read a fetch blocks for.
 const MAX_BLOCK: Duration = Duration::from_secs(25);
-
-/// Moves one pending entry to the dead letters in one step on the server, so that two
-/// consumers never both move it: its fields added to the dead-letter stream (KEYS[2]) with its
-/// id under `breaker-original-id`, then the entry acked. Answers 1 when moved; 0 when the
-/// entry is not pending in the group (settled by another consumer); -1 when it is pending but
-/// was deleted from the stream (trimmed): acked, nothing written; -2 when the stream or the
-/// group does not exist (lost with Redis's data).
-const DEAD_LETTER: &str = r"
-local pending = redis.pcall('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)
-if type(pending) == 'table' and pending.err then
-  if string.sub(pending.err, 1, 7) == 'NOGROUP' then
-    return -2
-  end
-  return pending
-end
-if #pending == 0 then
-  return 0
-end
-local entry = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])
-if #entry > 0 then
-  local add = {'XADD', KEYS[2], '*', 'breaker-original-id', ARGV[2]}
-  for _, value in ipairs(entry[1][2]) do
-    add[#add + 1] = value
-  end
-  redis.call(unpack(add))
-end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-if #entry == 0 then
-  return -1
-end
-return 1
-";
-
-/// What became of an entry sent to the dead letters (the [`DEAD_LETTER`] script's answer).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DeadLettered {
-    /// Written to the dead-letter stream and acked.
-    Written,
-    /// Not pending in the group: another consumer settled it.
-    NotPending,
-    /// Pending, but deleted from the stream: acked, nothing written.
-    Deleted,
-    /// The stream or the group does not exist.
-    GroupGone,
-}
-
-/// Where a consumer group starts reading when it is created: at
-/// [`connect_from`](RedisStream::connect_from), and again when Redis lost the group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum StartFrom {
-    /// Every entry the stream holds when the group is created (`XGROUP CREATE ... 0`): the
-    /// default.
-    #[default]
-    Beginning,
-    /// Only entries added after the group is created (`XGROUP CREATE ... $`).
-    New,
-}
-
-impl StartFrom {
-    /// The id `XGROUP CREATE` takes.
-    fn id(self) -> &'static str {
-        match self {
-            StartFrom::Beginning => "0",
-            StartFrom::New => "$",
-        }
-    }
-}
 
 /// The fields of one stream entry.
 pub type Fields = HashMap<String, Vec<u8>>;
@@ -236,73 +172,6 @@ impl RedisStream {
             .set_number_of_retries(2)
     }
 
-    /// Creates the group (and the stream) at `start`: `true` if this call created it, `false`
-    /// if it was there.
-    async fn create_group(&self) -> RedisResult<bool> {
-        let created: RedisResult<()> = redis::cmd("XGROUP")
-            .arg("CREATE")
-            .arg(&self.stream)
-            .arg(&self.group)
-            .arg(self.start.id())
-            .arg("MKSTREAM")
-            .query_async(&mut self.writes.clone())
-            .await;
-        match created {
-            Ok(()) => Ok(true),
-            Err(error) if error.code() == Some("BUSYGROUP") => Ok(false),
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Creates the group again after Redis lost it.
-    async fn recreate_group(&self) -> Result<(), StreamError> {
-        match self.create_group().await {
-            Ok(true) => {
-                tracing::warn!(
-                    stream = %self.stream,
-                    group = %self.group,
-                    start = self.start.id(),
-                    "the consumer group was gone (did Redis lose its data?): created it again; \
-                     the entries pending before are gone with it"
-                );
-                Ok(())
-            }
-            Ok(false) => {
-                tracing::debug!(
-                    stream = %self.stream,
-                    group = %self.group,
-                    "the consumer group was gone and another consumer created it again"
-                );
-                Ok(())
-            }
-            Err(source) => Err(StreamError::GroupNotRecreated {
-                stream: self.stream.clone(),
-                group: self.group.clone(),
-                source,
-            }),
-        }
-    }
-
-    /// `call`, and once more after creating the group again if it failed for want of the
-    /// group.
-    async fn regrouped<T, Fut>(
-        &self,
-        doing: &'static str,
-        call: impl Fn() -> Fut,
-    ) -> Result<T, StreamError>
-    where
-        Fut: Future<Output = RedisResult<T>>,
-    {
-        match call().await {
-            Err(error) if group_lost(&error) => {
-                self.recreate_group().await?;
-                call().await
-            }
-            done => done,
-        }
-        .map_err(|error| StreamError::talking(doing, &self.stream, error))
-    }
-
     /// New entries for this consumer, waiting up to `block` if `wait` and none are there.
     async fn read_new(&self, max: usize, wait: bool) -> RedisResult<Vec<Delivery<Fields, String>>> {
         let mut read = redis::cmd("XREADGROUP");
@@ -365,25 +234,6 @@ impl RedisStream {
             );
         }
         Ok(claimed)
-    }
-
-    /// Moves a pending entry to the dead letters, read from the stream itself.
-    async fn dead_letter(&self, id: &str) -> RedisResult<DeadLettered> {
-        let moved: i64 = redis::cmd("EVAL")
-            .arg(DEAD_LETTER)
-            .arg(2)
-            .arg(&self.stream)
-            .arg(&self.dead)
-            .arg(&self.group)
-            .arg(id)
-            .query_async(&mut self.writes.clone())
-            .await?;
-        Ok(match moved {
-            1 => DeadLettered::Written,
-            -1 => DeadLettered::Deleted,
-            -2 => DeadLettered::GroupGone,
-            _ => DeadLettered::NotPending,
-        })
     }
 }
 
@@ -451,18 +301,6 @@ impl Source for RedisStream {
                 }
             }
         }
-    }
-}
-
-/// Whether `error` says the group (or its stream) is gone: `NOGROUP`, or a blocked read
-/// ended because its stream was deleted.
-fn group_lost(error: &RedisError) -> bool {
-    match error.code() {
-        Some("NOGROUP") => true,
-        Some("UNBLOCKED") => error
-            .detail()
-            .is_some_and(|detail| detail.contains("no longer exists")),
-        _ => false,
     }
 }
 
