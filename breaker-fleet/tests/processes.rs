@@ -981,6 +981,11 @@ impl Transport for Counted {
         self.timed(self.redis.announce(news)).await
     }
 
+    async fn announce_unless_decided(&self, news: &News, known: u64) -> Result<bool, Self::Error> {
+        self.timed(self.redis.announce_unless_decided(news, known))
+            .await
+    }
+
     async fn latest(&self, breaker: &str) -> Result<Option<News>, Self::Error> {
         self.timed(self.redis.latest(breaker)).await
     }
