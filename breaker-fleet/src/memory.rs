@@ -42,6 +42,36 @@ struct Place {
     announced: u64,
 }
 
+impl Place {
+    /// Stores `news` unless newer news is stored, and publishes it.
+    fn store_and_publish(&mut self, news: &News, feed: &broadcast::Sender<Heard>) {
+        let newer = self
+            .latest
+            .get(&news.breaker)
+            .is_none_or(|(stored, _)| stored.generation < news.generation);
+        if newer {
+            self.latest
+                .insert(news.breaker.clone(), (news.clone(), Instant::now()));
+        }
+        self.announced += 1;
+        let _ = feed.send(Heard::News(news.clone()));
+    }
+
+    /// The latest news stored on `breaker`, unless it has run out: an opening tells what is
+    /// left of its break, and is gone once the break is over.
+    fn in_force(&self, breaker: &str) -> Option<News> {
+        let (news, stored) = self.latest.get(breaker)?;
+        let mut news = news.clone();
+        if let Decision::Open { remaining } = news.decision {
+            match remaining.checked_sub(stored.elapsed()) {
+                Some(left) if !left.is_zero() => news.decision = Decision::Open { remaining: left },
+                _ => return None,
+            }
+        }
+        Some(news)
+    }
+}
+
 impl Default for MemoryFleet {
     fn default() -> Self {
         MemoryFleet::new()
@@ -138,34 +168,24 @@ impl Transport for MemoryFleet {
 
     async fn announce(&self, news: &News) -> Result<(), Unreachable> {
         let mut place = self.up()?;
-        let newer = place
-            .latest
-            .get(&news.breaker)
-            .is_none_or(|(stored, _)| stored.generation < news.generation);
-        if newer {
-            place
-                .latest
-                .insert(news.breaker.clone(), (news.clone(), Instant::now()));
-        }
-        place.announced += 1;
-        let _ = self.feed.send(Heard::News(news.clone()));
+        place.store_and_publish(news, &self.feed);
         Ok(())
     }
 
-    async fn latest(&self, breaker: &str) -> Result<Option<News>, Unreachable> {
-        let place = self.up()?;
-        let Some((news, stored)) = place.latest.get(breaker) else {
-            return Ok(None);
-        };
-        let mut news = news.clone();
-        // An opening tells what is left of its break, and is gone once the break is over.
-        if let Decision::Open { remaining } = news.decision {
-            match remaining.checked_sub(stored.elapsed()) {
-                Some(left) if !left.is_zero() => news.decision = Decision::Open { remaining: left },
-                _ => return Ok(None),
-            }
+    async fn announce_unless_decided(&self, news: &News, known: u64) -> Result<bool, Unreachable> {
+        let mut place = self.up()?;
+        if place
+            .in_force(&news.breaker)
+            .is_some_and(|stored| stored.generation > known)
+        {
+            return Ok(false);
         }
-        Ok(Some(news))
+        place.store_and_publish(news, &self.feed);
+        Ok(true)
+    }
+
+    async fn latest(&self, breaker: &str) -> Result<Option<News>, Unreachable> {
+        Ok(self.up()?.in_force(breaker))
     }
 
     async fn lease(
@@ -209,6 +229,10 @@ impl Transport for MemoryFleet {
     fn listen(&self, inbox: UnboundedSender<Heard>) -> JoinHandle<()> {
         let mut feed = self.feed.subscribe();
         let place = Arc::clone(&self.place);
+        // Listening from now, as Redis says once subscribed.
+        if self.place().up {
+            let _ = inbox.send(Heard::Connected(true));
+        }
         tokio::spawn(async move {
             loop {
                 let heard = match feed.recv().await {

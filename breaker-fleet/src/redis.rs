@@ -49,10 +49,14 @@ return {sums.c, sums.f, sums.s}
 ";
 
 /// Stores the news unless newer news is stored (for `ttl` ms when it has one), and
-/// publishes it.
+/// publishes it; with a fifth argument, only if the stored news is of that generation or an
+/// older one (or gone): otherwise answers -1, storing and publishing nothing.
 const ANNOUNCE: &str = r"
 local stored = redis.call('GET', KEYS[1])
 local generation = stored and tonumber(string.match(stored, '^1 (%d+) '))
+if ARGV[5] and generation and generation > tonumber(ARGV[5]) then
+  return -1
+end
 if not generation or generation < tonumber(ARGV[1]) then
   if tonumber(ARGV[3]) > 0 then
     redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
@@ -160,6 +164,27 @@ impl RedisFleet {
     }
 }
 
+impl RedisFleet {
+    /// Runs [`ANNOUNCE`], unless a decision after `known` is stored when `known` is given.
+    async fn announce_if(&self, news: &News, known: Option<u64>) -> RedisResult<i64> {
+        // An opening is stored for as long as it lasts; a probe for a while; a closing for good.
+        let ttl = match news.decision {
+            Decision::Open { remaining } => millis(remaining).max(1),
+            Decision::Probing => 60_000,
+            Decision::Close => 0,
+        };
+        let mut args = vec![
+            news.generation.to_string(),
+            news.encode(),
+            ttl.to_string(),
+            self.channel(),
+        ];
+        args.extend(known.map(|known| known.to_string()));
+        self.eval(ANNOUNCE, &[self.key(&news.breaker, "latest")], &args)
+            .await
+    }
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
@@ -217,25 +242,13 @@ impl Transport for RedisFleet {
     }
 
     async fn announce(&self, news: &News) -> RedisResult<()> {
-        // An opening is stored for as long as it lasts; a probe for a while; a closing for good.
-        let ttl = match news.decision {
-            Decision::Open { remaining } => millis(remaining).max(1),
-            Decision::Probing => 60_000,
-            Decision::Close => 0,
-        };
-        let _: i64 = self
-            .eval(
-                ANNOUNCE,
-                &[self.key(&news.breaker, "latest")],
-                &[
-                    news.generation.to_string(),
-                    news.encode(),
-                    ttl.to_string(),
-                    self.channel(),
-                ],
-            )
-            .await?;
+        let _: i64 = self.announce_if(news, None).await?;
         Ok(())
+    }
+
+    async fn announce_unless_decided(&self, news: &News, known: u64) -> RedisResult<bool> {
+        let published: i64 = self.announce_if(news, Some(known)).await?;
+        Ok(published >= 0)
     }
 
     async fn latest(&self, breaker: &str) -> RedisResult<Option<News>> {

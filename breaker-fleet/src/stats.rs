@@ -1,15 +1,23 @@
 //! What a member did, for health checks and tests; the same goes to the `metrics` facade when
 //! that feature is on.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::connection::Connection;
 
 /// A member's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Whether the member reaches the fleet now.
+    /// Whether the member reaches the fleet now: [`connection`](Self::connection) is
+    /// [`Connected`](Connection::Connected). False too while the member is still connecting,
+    /// just after it joined: `connection` tells that from a loss.
     pub connected: bool,
+    /// Where the member stands with the fleet's meeting place now.
+    pub connection: Connection,
     /// Decisions this member announced.
     pub sent: u64,
     /// Announcements heard (this member's own included).
@@ -31,7 +39,9 @@ pub struct Stats {
 /// The live counters behind [`Stats`]. Relaxed: each is read on its own.
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub(crate) connected: AtomicBool,
+    /// Where the member stands, for [`Stats`] and for every receiver of
+    /// [`Fleet::connection`](crate::Fleet::connection).
+    pub(crate) connection: watch::Sender<Connection>,
     pub(crate) sent: AtomicU64,
     pub(crate) received: AtomicU64,
     pub(crate) stale: AtomicU64,
@@ -44,8 +54,10 @@ pub(crate) struct Counters {
 
 impl Counters {
     pub(crate) fn read(&self) -> Stats {
+        let connection = *self.connection.borrow();
         Stats {
-            connected: self.connected.load(Ordering::Relaxed),
+            connected: connection.is_connected(),
+            connection,
             sent: self.sent.load(Ordering::Relaxed),
             received: self.received.load(Ordering::Relaxed),
             stale: self.stale.load(Ordering::Relaxed),
@@ -61,10 +73,15 @@ impl Counters {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn set_connected(&self, connected: bool) {
-        self.connected.store(connected, Ordering::Relaxed);
+    /// The member's connection is now `connection`: told to every receiver.
+    pub(crate) fn set_connection(&self, connection: Connection) {
+        self.connection.send_replace(connection);
         #[cfg(feature = "metrics")]
-        metrics::gauge!("breaker_fleet_connected").set(if connected { 1.0 } else { 0.0 });
+        metrics::gauge!("breaker_fleet_connected").set(if connection.is_connected() {
+            1.0
+        } else {
+            0.0
+        });
     }
 
     pub(crate) fn sent(&self) {

@@ -51,6 +51,28 @@ pub trait Transport: Send + Sync + 'static {
     /// Stores `news` as the latest on its breaker and publishes it to every member.
     fn announce(&self, news: &News) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
+    /// A member's own decision: [`announce`](Self::announce)s `news` unless the decision stored
+    /// on its breaker is of a generation after `known` (the newest this member applied),
+    /// compared and announced in one atomic step; answers whether it was announced.
+    ///
+    /// Two members that read the same window at the same moment each take a generation and
+    /// decide; whichever is announced first stands, and the other, finding a decision it has
+    /// not heard of, is dropped instead of announced. A stored decision that has run out (an
+    /// opening whose break is over) no longer counts.
+    ///
+    /// By default it announces unconditionally, for a transport that cannot compare and store
+    /// in one step: two members may then both announce the same decision (see the crate's
+    /// docs, "A double decision"). The Redis transport (`RedisFleet`) and
+    /// [`MemoryFleet`](crate::MemoryFleet) compare.
+    fn announce_unless_decided(
+        &self,
+        news: &News,
+        known: u64,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send {
+        let _ = known;
+        async move { self.announce(news).await.map(|()| true) }
+    }
+
     /// The latest news stored on `breaker`, for a member that joins or reconnects.
     fn latest(
         &self,

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use breaker_fleet::{Decision, Fleet, Heard, MemoryFleet, News, Options, Tally, Transport};
+use breaker_fleet::{
+    Connection, Decision, Fleet, Heard, MemoryFleet, News, Options, Tally, Transport,
+};
 use breaker_runtime::{Breaker, Config, State, Verdict};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
@@ -105,10 +107,9 @@ async fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool)
 }
 
 /// Calls that reached a failing dependency from three processes before all of them were open.
-async fn failed_calls_before_all_open(place: Option<&MemoryFleet>) -> (u64, u64) {
-    // Each process calls every 100 ms: alone, one needs a second for `min_calls`.
+async fn failed_calls_before_all_open(place: Option<&MemoryFleet>, every: Duration) -> (u64, u64) {
     let processes: Vec<Process> = (0..3)
-        .map(|_| Process::spawn(place, config(30), Duration::from_millis(100)))
+        .map(|_| Process::spawn(place, config(30), every))
         .collect();
     for p in &processes {
         p.set_healthy(false);
@@ -130,13 +131,39 @@ async fn failed_calls_before_all_open(place: Option<&MemoryFleet>) -> (u64, u64)
 
 #[tokio::test(start_paused = true)]
 async fn an_outage_seen_by_all_opens_every_member_on_the_fleets_evidence() {
-    let (alone, _) = failed_calls_before_all_open(None).await;
+    // Each process calls every 100 ms: alone, one needs a second for `min_calls`.
+    let every = Duration::from_millis(100);
+    let (alone, _) = failed_calls_before_all_open(None, every).await;
     let place = MemoryFleet::new();
-    let (together, opens) = failed_calls_before_all_open(Some(&place)).await;
+    let (together, opens) = failed_calls_before_all_open(Some(&place), every).await;
     eprintln!("failed calls before every process was open: {alone} alone, {together} as a fleet");
     assert!(opens >= 1, "the fleet decided");
     assert_eq!(alone, 30, "alone, each pays min_calls");
     assert!(together < alone, "{together} as a fleet, {alone} alone");
+}
+
+/// The README's table: the fleet's gain shrinks as each process's own traffic grows.
+#[tokio::test(start_paused = true)]
+async fn at_high_traffic_each_process_opens_on_its_own_before_the_fleet_judges() {
+    let mut row = Vec::new();
+    for per_second in [5, 10, 20, 50, 100, 200] {
+        let every = Duration::from_secs(1) / per_second;
+        let (alone, _) = failed_calls_before_all_open(None, every).await;
+        let place = MemoryFleet::new();
+        let (together, opens) = failed_calls_before_all_open(Some(&place), every).await;
+        eprintln!("at {per_second} calls a second: {alone} alone, {together} as a fleet");
+        assert_eq!(alone, 30, "alone, each pays min_calls");
+        if per_second >= 100 {
+            // Its own min_calls failures within the first flush: each process opens on its
+            // own before the fleet has seen them.
+            assert_eq!((together, opens), (30, 0), "at {per_second} calls a second");
+        }
+        row.push(together);
+    }
+    assert!(
+        row.is_sorted() && row[0] < 30,
+        "the gain shrinks with traffic: {row:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -343,6 +370,7 @@ struct Late {
     flush: Duration,
     generation: Duration,
     announce: Duration,
+    clear: Duration,
 }
 
 impl Transport for Late {
@@ -361,6 +389,7 @@ impl Transport for Late {
     }
 
     async fn clear(&self, breaker: &str) -> Result<(), Self::Error> {
+        tokio::time::sleep(self.clear).await;
         self.place.clear(breaker).await
     }
 
@@ -371,6 +400,12 @@ impl Transport for Late {
 
     async fn announce(&self, news: &News) -> Result<(), Self::Error> {
         let done = self.place.announce(news).await;
+        tokio::time::sleep(self.announce).await;
+        done
+    }
+
+    async fn announce_unless_decided(&self, news: &News, known: u64) -> Result<bool, Self::Error> {
+        let done = self.place.announce_unless_decided(news, known).await;
         tokio::time::sleep(self.announce).await;
         done
     }
@@ -582,6 +617,230 @@ async fn a_member_that_hears_the_fleets_decision_while_taking_a_generation_does_
         "the closing holds"
     );
     assert_eq!(place.announced(), 2, "the opening and the closing");
+    a.leave().await;
+    b.leave().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_members_flushing_at_the_same_moment_decide_once() {
+    let place = MemoryFleet::new();
+    // Started at the same instant: their flushes fall at the same moments of the paused
+    // clock, and both find the same finished bucket over the threshold.
+    let breakers = [fleet_only(), fleet_only()];
+    let members = breakers.each_ref().map(|breaker| {
+        Fleet::start(
+            place.clone(),
+            Options::default().min_calls(10).with(Arc::clone(breaker)),
+        )
+    });
+    for breaker in &breakers {
+        for _ in 0..6 {
+            breaker.try_acquire().unwrap().record(Verdict::Failure);
+        }
+    }
+    wait_until(Duration::from_secs(1), "both open", || {
+        breakers.iter().all(|b| b.state() == State::Open)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let stats = members.each_ref().map(Fleet::stats);
+    assert_eq!(
+        place.announced(),
+        1,
+        "one decision for the fleet: {stats:?}"
+    );
+    assert_eq!(
+        stats.iter().map(|s| s.fleet_opens).sum::<u64>(),
+        1,
+        "{stats:?}"
+    );
+    assert!(stats.iter().all(|s| s.stale == 0), "{stats:?}");
+    for member in members {
+        member.leave().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_member_is_connecting_until_its_first_answer_and_can_await_it() {
+    let place = MemoryFleet::new();
+    let member = Fleet::start(place.clone(), Options::default().with(fleet_only()));
+    let stats = member.stats();
+    assert_eq!(
+        (stats.connection, stats.connected, stats.disconnects),
+        (Connection::Connecting, false, 0),
+        "not yet connected, and nothing lost"
+    );
+    let started = Instant::now();
+    member.connected().await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "its first call answers at once"
+    );
+    let stats = member.stats();
+    assert_eq!(
+        (stats.connection, stats.connected),
+        (Connection::Connected, true)
+    );
+    member.leave().await;
+
+    // A place down when joining: connecting for as long, never disconnected.
+    place.disconnect();
+    let member = Fleet::start(place.clone(), Options::default().with(fleet_only()));
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let stats = member.stats();
+    assert_eq!(
+        (stats.connection, stats.disconnects),
+        (Connection::Connecting, 0)
+    );
+    place.reconnect();
+    tokio::time::timeout(Duration::from_millis(1), member.connected())
+        .await
+        .expect("connected as the place is back");
+    member.leave().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_connection_tells_every_loss_and_return_and_the_leave() {
+    let place = MemoryFleet::new();
+    let member = Fleet::start(place.clone(), Options::default().with(fleet_only()));
+    let mut connection = member.connection();
+    assert_eq!(*connection.borrow_and_update(), Connection::Connecting);
+    let next = async |connection: &mut tokio::sync::watch::Receiver<Connection>| {
+        tokio::time::timeout(Duration::from_secs(1), connection.changed())
+            .await
+            .expect("a change within a second")
+            .expect("the member is there");
+        *connection.borrow_and_update()
+    };
+    assert_eq!(next(&mut connection).await, Connection::Connected);
+    for round in 1..=2 {
+        place.disconnect();
+        assert_eq!(next(&mut connection).await, Connection::Disconnected);
+        assert_eq!(member.stats().disconnects, round);
+        // Cut off, it stays so, however long.
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert!(!connection.has_changed().unwrap());
+        place.reconnect();
+        assert_eq!(next(&mut connection).await, Connection::Connected);
+        assert!(member.stats().connected);
+    }
+    member.leave().await;
+    assert_eq!(next(&mut connection).await, Connection::Left);
+    assert!(
+        connection.changed().await.is_err(),
+        "nothing after the leave"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_probes_closing_does_not_let_the_outages_evidence_open_the_fleet_again() {
+    let place = MemoryFleet::new();
+    // A break well within the fleet window, whose evidence of the outage outlives it: only the
+    // closing's emptying of the window forgets it. Each member empties it late.
+    let breaker = || {
+        Arc::new(Breaker::new(
+            Config::builder()
+                .name("payments")
+                .count_window(1000)
+                .min_calls(1000)
+                .probes(1)
+                .break_duration(Duration::from_secs(1))
+                .build()
+                .unwrap(),
+        ))
+    };
+    let breakers = [breaker(), breaker()];
+    let members = breakers.each_ref().map(|breaker| {
+        let late = Late {
+            place: place.clone(),
+            clear: Duration::from_millis(500),
+            ..Late::default()
+        };
+        Fleet::start(
+            late,
+            Options::default().min_calls(10).with(Arc::clone(breaker)),
+        )
+    });
+    for _ in 0..20 {
+        breakers[0].try_acquire().unwrap().record(Verdict::Failure);
+    }
+    wait_until(Duration::from_secs(1), "the fleet open", || {
+        breakers.iter().all(|b| b.state() == State::Open)
+    })
+    .await;
+    // The break ends; the one member that leads probes, and its success closes the fleet.
+    let mut probes = 0;
+    wait_until(
+        Duration::from_secs(5),
+        "the probe to close the fleet",
+        || {
+            for b in &breakers {
+                if let Ok(permit) = b.try_acquire() {
+                    probes += u32::from(permit.is_probe());
+                    permit.record(Verdict::Success);
+                }
+            }
+            breakers.iter().all(|b| b.state() == State::Closed)
+        },
+    )
+    .await;
+    assert_eq!(probes, 1);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let stats = members.each_ref().map(Fleet::stats);
+    assert_eq!(
+        breakers.each_ref().map(|b| b.state()),
+        [State::Closed, State::Closed],
+        "{stats:?}"
+    );
+    assert_eq!(
+        place.announced(),
+        3,
+        "the opening, the probe and the closing, nothing since: {stats:?}"
+    );
+    for member in members {
+        member.leave().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_member_back_from_a_loss_takes_up_the_fleets_opening_instead_of_deciding_it_again() {
+    let place = MemoryFleet::new();
+    let ([first, second], [a, b]) = two_members(
+        &place,
+        Late {
+            place: place.clone(),
+            ..Late::default()
+        },
+    )
+    .await;
+    for _ in 0..20 {
+        first.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    wait_until(Duration::from_secs(1), "the fleet open", || {
+        first.state() == State::Open && second.state() == State::Open
+    })
+    .await;
+    // Lost for a second of the 30 s break, and back while its evidence is still in the window.
+    place.disconnect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    place.reconnect();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let stats = [a.stats(), b.stats()];
+    assert_eq!((first.state(), second.state()), (State::Open, State::Open));
+    assert_eq!(
+        place.announced(),
+        1,
+        "one decision for the outage: {stats:?}"
+    );
+    assert!(
+        stats.iter().all(|s| s.stale == 0 && s.disconnects == 1),
+        "the stored opening read again is no stale message: {stats:?}"
+    );
+    // Taken up again, the opening's end is the fleet's: one probe, on the lease.
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    let stats = [a.stats(), b.stats()];
+    assert_eq!(stats.iter().map(|s| s.leases).sum::<u64>(), 1, "{stats:?}");
     a.leave().await;
     b.leave().await;
 }

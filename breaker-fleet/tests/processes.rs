@@ -134,6 +134,17 @@ fn propagation() {
         members.wait_all(Duration::from_secs(5), "closed", |r| r.state == "Closed");
     }
     pinging.stop();
+    // One decision for each opening: three members read the same finished bucket at the same
+    // moment in every trial, and only one of them announces. A member whose announcement
+    // timed out (a second without CPU) counts none, hence at most.
+    let reports = members.reports();
+    let opens: u64 = reports.iter().map(|r| r.fleet_opens).sum();
+    let stale: u64 = reports.iter().map(|r| r.stale).sum();
+    eprintln!("  {opens} fleet openings decided for 100 trials, {stale} messages stale");
+    assert!(
+        opens <= 100 && stale == 0,
+        "{opens} openings decided for 100, {stale} stale: {reports:?}"
+    );
     // The fleet's decision reaches the three members at once, as the answer to the decider's
     // announcement and as a message to the two others; so does each ping, as a message to
     // all three. Both are measured alike: from the first member that has it to each other.
@@ -418,6 +429,7 @@ struct Report {
     slowest_call: Duration,
     leases: u64,
     fleet_opens: u64,
+    stale: u64,
     local_opens: u64,
     connected: bool,
     own_probes: u64,
@@ -444,6 +456,7 @@ impl Report {
                 "slowest_us" => report.slowest_call = Duration::from_micros(n()),
                 "leases" => report.leases = n(),
                 "fleet_opens" => report.fleet_opens = n(),
+                "stale" => report.stale = n(),
                 "local_opens" => report.local_opens = n(),
                 "connected" => report.connected = value == "true",
                 "own_probes" => report.own_probes = n(),
@@ -885,13 +898,14 @@ async fn serve() {
                 let (own, excused, cut_off, cut_off_for) = seen.own_probes(lease);
                 let probes = seen.probes.load(Ordering::SeqCst);
                 say(&format!(
-                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} local_opens={} connected={} own_probes={own} excused={excused} cut_off={cut_off} cut_off_us={} flushes={}",
+                    "report state={:?} reached={} probes={probes} calls={} rejected={} slowest_us={} leases={leases} fleet_opens={} stale={} local_opens={} connected={} own_probes={own} excused={excused} cut_off={cut_off} cut_off_us={} flushes={}",
                     breaker.state(),
                     seen.reached.load(Ordering::SeqCst),
                     seen.calls.load(Ordering::SeqCst),
                     seen.rejected_while_closed.load(Ordering::SeqCst),
                     seen.slowest_nanos.load(Ordering::SeqCst) / 1000,
                     stats.fleet_opens,
+                    stats.stale,
                     stats.local_opens,
                     stats.connected,
                     cut_off_for.as_micros(),
@@ -979,6 +993,11 @@ impl Transport for Counted {
 
     async fn announce(&self, news: &News) -> Result<(), Self::Error> {
         self.timed(self.redis.announce(news)).await
+    }
+
+    async fn announce_unless_decided(&self, news: &News, known: u64) -> Result<bool, Self::Error> {
+        self.timed(self.redis.announce_unless_decided(news, known))
+            .await
     }
 
     async fn latest(&self, breaker: &str) -> Result<Option<News>, Self::Error> {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use breaker_fleet::{Decision, Fleet, News, Options, RedisFleet, Tally, Transport};
+use breaker_fleet::{Connection, Decision, Fleet, News, Options, RedisFleet, Tally, Transport};
 use breaker_runtime::{Breaker, Config, State, Verdict};
 use breaker_test_servers::RedisServer;
 use tokio::sync::mpsc::unbounded_channel;
@@ -158,6 +158,32 @@ async fn news_is_published_and_the_stored_opening_tells_the_time_left() {
         Some(open.generation),
         "older news does not replace the stored decision"
     );
+
+    // A member's own decision, on a reading from before the stored one: dropped, neither
+    // stored nor published. On a reading that has it: announced.
+    let closing = |origin| News {
+        origin,
+        generation: open.generation + 1,
+        decision: Decision::Close,
+        ..open.clone()
+    };
+    let behind = fleet
+        .announce_unless_decided(&closing(1), open.generation - 1)
+        .await
+        .unwrap();
+    assert!(!behind, "a decision it has not heard of is stored");
+    let up_to_date = fleet
+        .announce_unless_decided(&closing(2), open.generation)
+        .await
+        .unwrap();
+    assert!(up_to_date);
+    assert_eq!(fleet.latest("payments").await.unwrap(), Some(closing(2)));
+    assert_eq!(heard.recv().await, Some(breaker_fleet::Heard::News(older)));
+    assert_eq!(
+        heard.recv().await,
+        Some(breaker_fleet::Heard::News(closing(2))),
+        "the dropped one was not published"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,4 +297,46 @@ async fn redis_gone_leaves_every_breaker_to_itself_and_the_member_rejoins_when_i
         "rejoined {rejoined:?} after Redis answered, the loss seen {seen_lost:?} after it went"
     );
     member.leave().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_tells_when_redis_goes_and_comes_back() {
+    let mut server = RedisServer::start();
+    let member = Fleet::start(
+        RedisFleet::new(&server.url()).unwrap(),
+        Options::default()
+            .flush(Duration::from_millis(20))
+            .with(breaker()),
+    );
+    let mut connection = member.connection();
+    // Each change as it comes, with the time it took from the moment waited for.
+    let mut next = async |limit: Duration| {
+        let started = std::time::Instant::now();
+        tokio::time::timeout(limit, connection.changed())
+            .await
+            .unwrap_or_else(|_| panic!("no change within {limit:?}"))
+            .expect("the member is there");
+        (*connection.borrow_and_update(), started.elapsed())
+    };
+    assert_eq!(next(Duration::from_secs(5)).await.0, Connection::Connected);
+    server.kill();
+    let (lost, seen_lost) = next(Duration::from_secs(3)).await;
+    assert_eq!(lost, Connection::Disconnected);
+    server.restart();
+    let (back, rejoined) = next(Duration::from_secs(5)).await;
+    assert_eq!(back, Connection::Connected);
+    assert!(
+        rejoined <= seen_lost + RETRY,
+        "rejoined {rejoined:?} after Redis answered, the loss seen {seen_lost:?} after it went"
+    );
+    // Back for good: no loss after it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stats = member.stats();
+    assert_eq!(
+        (stats.connection, stats.disconnects),
+        (Connection::Connected, 1),
+        "{stats:?}"
+    );
+    member.leave().await;
+    assert_eq!(next(Duration::from_secs(1)).await.0, Connection::Left);
 }

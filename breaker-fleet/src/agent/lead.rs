@@ -45,7 +45,7 @@ impl<T: Transport> Agent<T> {
             Some(token) => {
                 Counters::bump(&self.counters.leases);
                 if self
-                    .announce_and_apply(name, token, Decision::Probing)
+                    .announce_and_apply(name, token, Decision::Probing, None)
                     .await
                 {
                     if let Some(member) = self.members.get_mut(name) {
@@ -119,9 +119,12 @@ impl<T: Transport> Agent<T> {
         match (leading, change.from, change.to) {
             (true, State::HalfOpen, State::Closed) => {
                 let transport = Arc::clone(&self.transport);
-                if self.decide(&name, Decision::Close).await {
-                    let _ = self.call(transport.clear(&name)).await;
-                }
+                // The window emptied before the closing goes out: a member that heard the
+                // closing and flushed before an emptying that came after would judge the
+                // evidence of the outage again, and open the fleet once more. Until the
+                // closing, every other member follows the probe and judges nothing.
+                let _ = self.call(transport.clear(&name)).await;
+                self.decide(&name, Decision::Close).await;
                 let _ = self.call(transport.release(&name, self.origin)).await;
             }
             (true, State::HalfOpen, State::Open) => {

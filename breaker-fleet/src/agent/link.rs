@@ -10,9 +10,11 @@ use breaker_runtime::Order;
 use tokio::time::Instant;
 
 use super::{Agent, CALL_LIMIT};
+use crate::connection::Connection;
+use crate::news::Decision;
 use crate::stats::Counters;
 use crate::transport::Transport;
-use crate::view::View;
+use crate::view::{Generations, View};
 
 impl<T: Transport> Agent<T> {
     /// Runs one transport call within [`CALL_LIMIT`]; a failure or a timeout loses the fleet.
@@ -33,7 +35,7 @@ impl<T: Transport> Agent<T> {
         };
         match outcome {
             Ok(Ok(value)) => {
-                if !self.connected {
+                if self.connection != Connection::Connected {
                     self.found().await;
                 }
                 Some(value)
@@ -50,18 +52,33 @@ impl<T: Transport> Agent<T> {
     }
 
     /// The fleet is unreachable: every breaker falls back to exactly its local behaviour, with
-    /// what is left of a fleet break.
+    /// what is left of a fleet break. Said once per loss, and once while still connecting.
     pub(super) fn lost(&mut self, why: &str) {
-        if !self.connected {
-            return;
+        match self.connection {
+            Connection::Connected => {
+                self.connection = Connection::Disconnected;
+                Counters::bump(&self.counters.disconnects);
+                self.counters.set_connection(Connection::Disconnected);
+                tracing::warn!(
+                    why,
+                    "the fleet is unreachable; every breaker acts on its own"
+                );
+                self.fall_back();
+            }
+            // Not a loss: nothing was had yet. Said once, for a place down when joining.
+            Connection::Connecting if !self.said_unreachable => {
+                self.said_unreachable = true;
+                tracing::warn!(
+                    why,
+                    "the fleet does not answer yet; every breaker acts on its own until it does"
+                );
+            }
+            _ => {}
         }
-        self.connected = false;
-        Counters::bump(&self.counters.disconnects);
-        self.counters.set_connected(false);
-        tracing::warn!(
-            why,
-            "the fleet is unreachable; every breaker acts on its own"
-        );
+    }
+
+    /// Every breaker back to its local behaviour, with what is left of a fleet break.
+    fn fall_back(&mut self) {
         let now = Instant::now();
         for member in self.members.values_mut() {
             let remaining = match member.view {
@@ -81,14 +98,23 @@ impl<T: Transport> Agent<T> {
         }
     }
 
-    /// The fleet answers again: catch up on what was decided meanwhile.
+    /// The fleet answers, for the first time or again: catch up on what was decided.
     pub(super) async fn found(&mut self) {
-        self.connected = true;
-        self.counters.set_connected(true);
-        tracing::info!("the fleet is reachable again");
+        let first = self.connection == Connection::Connecting;
+        self.connection = Connection::Connected;
+        self.counters.set_connection(Connection::Connected);
+        if first {
+            tracing::info!("joined the fleet");
+        } else {
+            tracing::info!("the fleet is reachable again; catching up on its decisions");
+        }
         self.resync().await;
     }
 
+    /// Catches up on the decision stored on each breaker: news newer than this member's is
+    /// applied; an opening it applied already and lost with the fleet is taken up again, so
+    /// that it takes part in the probe at the break's end and does not judge the same evidence
+    /// a second time. What it has already is not a message dropped, and not counted stale.
     pub(super) async fn resync(&mut self) {
         self.refresh_members();
         let names: Vec<String> = self.members.keys().cloned().collect();
@@ -99,7 +125,18 @@ impl<T: Transport> Agent<T> {
             else {
                 continue;
             };
-            self.adopt(news);
+            let Some(member) = self.members.get(&name) else {
+                continue;
+            };
+            let lost_opening = matches!(news.decision, Decision::Open { remaining } if !remaining.is_zero())
+                && news.generation == member.generations.fleet
+                && member.view == View::Local;
+            if member.generations.is_news(news.generation) {
+                self.adopt(news);
+            } else if lost_opening {
+                // Its breaker is held open for what was left: ordered again, after that.
+                self.enact(&name, news.decision, Generations::extend);
+            }
         }
     }
 
@@ -115,7 +152,9 @@ impl<T: Transport> Agent<T> {
             let _ =
                 tokio::time::timeout(CALL_LIMIT, self.transport.release(&name, self.origin)).await;
         }
-        self.connected = true;
-        self.lost("this member left the fleet");
+        self.fall_back();
+        self.connection = Connection::Left;
+        self.counters.set_connection(Connection::Left);
+        tracing::info!("left the fleet, as asked; every breaker acts on its own");
     }
 }

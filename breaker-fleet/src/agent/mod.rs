@@ -19,6 +19,7 @@ mod link;
 
 use failed_probe::FailedProbe;
 
+use crate::connection::Connection;
 use crate::jitter::Jitter;
 use crate::news::{Decision, News};
 use crate::options::{Choice, Options};
@@ -60,7 +61,10 @@ pub(crate) struct Agent<T: Transport> {
     /// everything heard after it, in order).
     deferred: Option<Heard>,
     jitter: Jitter,
-    connected: bool,
+    /// Where this member stands with the meeting place (its counters tell the same).
+    connection: Connection,
+    /// Whether the member said, while still connecting, that the place does not answer yet.
+    said_unreachable: bool,
     /// When each of this member's announcements left, to time its echo.
     sent_at: HashMap<(String, u64), Instant>,
 }
@@ -87,7 +91,8 @@ impl<T: Transport> Agent<T> {
             hearing: false,
             deferred: None,
             jitter: Jitter::seeded(),
-            connected: false,
+            connection: Connection::Connecting,
+            said_unreachable: false,
             sent_at: HashMap::new(),
         };
         // Counting begins now, not at the first flush: outcomes from the moment of joining
@@ -233,7 +238,10 @@ impl<T: Transport> Agent<T> {
         }
     }
 
-    /// Announces a decision of this member under a fresh generation, and applies it here.
+    /// Announces a decision of this member under a fresh generation, and applies it here;
+    /// answers whether it did. Not when the fleet decided meanwhile: news heard while the
+    /// generation was taken, or a decision stored that this member has not heard yet (another
+    /// member that read the same window at the same moment and announced first).
     async fn decide(&mut self, name: &str, decision: Decision) -> bool {
         let transport = Arc::clone(&self.transport);
         let heard_before = self.members.get(name).map(|m| m.generations);
@@ -243,17 +251,25 @@ impl<T: Transport> Agent<T> {
         // News heard while the generation was taken is the fleet's decision, already applied
         // here: this one, on an older reading, would only repeat it, or, under a generation
         // taken after a closing, undo that closing everywhere.
-        if self.members.get(name).map(|m| m.generations) != heard_before {
+        let heard_since = self.members.get(name).map(|m| m.generations);
+        let Some(known) = heard_before.filter(|_| heard_since == heard_before) else {
             return false;
-        }
-        self.announce_and_apply(name, generation, decision).await
+        };
+        // The same, for news not heard yet: a decision stored after the newest this member
+        // applied is dropped with it, in the same atomic step as the announcement.
+        self.announce_and_apply(name, generation, decision, Some(known.fleet))
+            .await
     }
 
+    /// Announces `decision` under `generation` and applies it here, unless newer news
+    /// overtook it meanwhile; with `known`, only if no decision after that generation is
+    /// stored (see [`Transport::announce_unless_decided`]).
     async fn announce_and_apply(
         &mut self,
         name: &str,
         generation: u64,
         decision: Decision,
+        known: Option<u64>,
     ) -> bool {
         let news = News {
             breaker: name.to_owned(),
@@ -268,9 +284,24 @@ impl<T: Transport> Agent<T> {
         // Stamped as it leaves: its echo can be heard before the call returns.
         let key = (name.to_owned(), generation);
         self.sent_at.insert(key.clone(), Instant::now());
-        if self.call(transport.announce(&news)).await.is_none() {
-            self.sent_at.remove(&key);
-            return false;
+        let announced = match known {
+            Some(known) => {
+                self.call(transport.announce_unless_decided(&news, known))
+                    .await
+            }
+            None => self.call(transport.announce(&news)).await.map(|()| true),
+        };
+        match announced {
+            Some(true) => {}
+            Some(false) => {
+                self.sent_at.remove(&key);
+                tracing::debug!(breaker = %name, %decision, generation, "another member decided first");
+                return false;
+            }
+            None => {
+                self.sent_at.remove(&key);
+                return false;
+            }
         }
         self.counters.sent();
         // Newer news heard while this decision was on its way overtakes it, here as in every
@@ -291,13 +322,24 @@ impl<T: Transport> Agent<T> {
     /// Makes `decision` of fleet generation `generation` this member's view and its breaker's
     /// state.
     fn apply(&mut self, name: &str, generation: u64, decision: Decision) {
+        self.enact(name, decision, |generations| generations.adopt(generation));
+    }
+
+    /// Makes `decision` this member's view and its breaker's state, under the order generation
+    /// `order` picks.
+    pub(super) fn enact(
+        &mut self,
+        name: &str,
+        decision: Decision,
+        order: impl FnOnce(&mut Generations) -> u64,
+    ) {
         let lease = self.options.lease;
         let jitter = self.options.jitter * self.jitter.fraction();
         let spread = self.options.jitter;
         let Some(member) = self.members.get_mut(name) else {
             return;
         };
-        let order = member.generations.adopt(generation);
+        let order = order(&mut member.generations);
         let now = Instant::now();
         match decision {
             Decision::Open { remaining } => {
@@ -336,6 +378,10 @@ impl<T: Transport> Agent<T> {
         match heard {
             Heard::News(news) => self.hear_news(news),
             Heard::Connected(false) => self.lost("the news feed was lost"),
+            // The feed answers: so does the place, first or again.
+            Heard::Connected(true) if self.connection != Connection::Connected => {
+                self.found().await;
+            }
             Heard::Connected(true) => self.resync().await,
         }
     }
