@@ -377,8 +377,10 @@ async fn data_lost_under_a_running_consumer(loss: Loss) {
         .block(Duration::from_millis(100))
         .redeliver_after(Duration::from_secs(5));
     publish_phase(&mut conn, "before", 100).await;
+    // A window that holds every call of the run, to show that none was a failure.
+    let breaker = support::breaker(1000, 2, 30);
     let consumer = Arc::new(
-        Consumer::builder(source, support::breaker(10, 2, 30))
+        Consumer::builder(source, Arc::clone(&breaker))
             .concurrency(4)
             .build(),
     );
@@ -561,9 +563,10 @@ async fn a_group_started_from_new_entries_sees_only_those_added_after_its_creati
     assert_eq!(text(&got[0], "phase"), "new");
 }
 
-/// A mixed run: a third of the entries succeed, a third the handler marks poison, a third fail
-/// with a retry until they reach the delivery limit. The consumer's dead letters are what the
-/// dead-letter stream holds, its acks what Redis acked, and nothing is left pending.
+/// A mixed run: a quarter of the entries succeed, a quarter the handler marks poison, a quarter
+/// panic the handler, a quarter fail with a retry until they reach the delivery limit. The
+/// consumer's dead letters are what the dead-letter stream holds, its acks what Redis acked,
+/// nothing is left pending, and the panics recorded nothing in the breaker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_letters_are_counted_on_every_path() {
     const EACH: u32 = 20;
@@ -575,8 +578,8 @@ async fn dead_letters_are_counted_on_every_path() {
         .block(Duration::from_millis(100))
         .redeliver_after(Duration::from_millis(200))
         .max_deliveries(3);
-    for n in 0..EACH * 3 {
-        let kind = ["ok", "poison", "flaky"][(n % 3) as usize];
+    for n in 0..EACH * 4 {
+        let kind = ["ok", "poison", "flaky", "panics"][(n % 4) as usize];
         let _: String = redis::cmd("XADD")
             .arg(STREAM)
             .arg("*")
@@ -588,8 +591,10 @@ async fn dead_letters_are_counted_on_every_path() {
             .await
             .unwrap();
     }
+    // A window that holds every call of the run, to show that none was a failure.
+    let breaker = support::breaker(1000, 2, 30);
     let consumer = Arc::new(
-        Consumer::builder(source, support::breaker(10, 2, 30))
+        Consumer::builder(source, Arc::clone(&breaker))
             .concurrency(4)
             .build(),
     );
@@ -600,6 +605,7 @@ async fn dead_letters_are_counted_on_every_path() {
             match kind.as_str() {
                 "ok" => Ok(Handled::Done),
                 "poison" => Err(Failure::Permanent(DownstreamError::Declined)),
+                "panics" => panic!("the handler cannot take this entry"),
                 _ => Err(Failure::Retry(DownstreamError::Declined)),
             }
         })
@@ -608,7 +614,7 @@ async fn dead_letters_are_counted_on_every_path() {
     let start = std::time::Instant::now();
     let mut dead = 0;
     let mut record = group(&mut conn).await;
-    while (dead < 2 * EACH as usize || record.as_ref().is_none_or(|g| g.pending > 0))
+    while (dead < 3 * EACH as usize || record.as_ref().is_none_or(|g| g.pending > 0))
         && start.elapsed() < Duration::from_secs(30)
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -638,8 +644,13 @@ async fn dead_letters_are_counted_on_every_path() {
     }
     let count = |kind: &str| kinds.get(kind).map_or(0, HashSet::len);
     assert_eq!(
-        (count("ok"), count("poison"), count("flaky")),
-        (0, EACH as usize, EACH as usize),
+        (
+            count("ok"),
+            count("poison"),
+            count("flaky"),
+            count("panics")
+        ),
+        (0, EACH as usize, EACH as usize, EACH as usize),
         "{stats:?}"
     );
     assert_eq!(
@@ -647,16 +658,106 @@ async fn dead_letters_are_counted_on_every_path() {
         dead as u64,
         "the consumer's dead letters, against XLEN orders:dead: {stats:?}"
     );
-    assert_eq!(stats.dead_lettered, u64::from(EACH), "{stats:?}");
+    assert_eq!(stats.dead_lettered, u64::from(2 * EACH), "{stats:?}");
+    assert_eq!(stats.panics, u64::from(EACH), "{stats:?}");
+    assert_eq!(
+        breaker.snapshot().failures,
+        0,
+        "a panic is no failure of Redis's downstream"
+    );
     assert_eq!(stats.limit_reached, u64::from(EACH), "{stats:?}");
     // Redis acked every entry it handed out that is neither pending nor a dead letter.
     let read = record
         .entries_read
         .expect("Redis 7 counts the entries read");
-    assert_eq!(read, 3 * EACH as usize, "{record:?}");
+    assert_eq!(read, 4 * EACH as usize, "{record:?}");
     assert_eq!(
         stats.acked,
         (read - record.pending - dead) as u64,
         "the consumer's acks, against Redis's: {record:?} {stats:?}"
     );
+}
+
+/// A handler that takes its own type, from the JSON in one field of each entry; an entry whose
+/// field does not decode goes to the dead letters, unhandled.
+#[cfg(feature = "json")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_takes_its_own_type_from_a_json_field() {
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Order {
+        id: u32,
+    }
+    let server = RedisServer::start();
+    let mut conn = connect(&server).await;
+    for body in [r#"{"id": 1}"#, "{oops", r#"{"id": 3}"#] {
+        let _: String = redis::cmd("XADD")
+            .arg(STREAM)
+            .arg("*")
+            .arg("order")
+            .arg(body)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
+    let source = RedisStream::connect(&server.url(), STREAM, GROUP, "worker-1")
+        .await
+        .unwrap()
+        .block(Duration::from_millis(100));
+    let consumer = Arc::new(Consumer::builder(source, support::breaker(100, 1, 30)).build());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let running = Running::start(
+        Arc::clone(&consumer),
+        breaker_consumer::json::json_field("order", {
+            let seen = Arc::clone(&seen);
+            move |order: Delivery<Order, _>, _cancelled| {
+                seen.lock().unwrap().push(order.payload.id);
+                async { Ok::<_, Failure<DownstreamError>>(Handled::Done) }
+            }
+        }),
+    );
+    let start = std::time::Instant::now();
+    while xlen(&mut conn, "orders:dead").await < 1 || seen.lock().unwrap().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            consumer.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stats = running.stop().await;
+    assert_eq!(*seen.lock().unwrap(), [1, 3]);
+    assert_eq!((stats.acked, stats.dead_letters()), (2, 1));
+    assert_eq!(xlen(&mut conn, "orders:dead").await, 1);
+}
+
+/// A claim that can come before the handler's timeout ends it is warned of at build, with both
+/// figures; one after it is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redeliver_after_not_longer_than_the_timeout_is_warned_of() {
+    let server = RedisServer::start();
+    let built = |redeliver_after: u64| {
+        let url = server.url();
+        async move {
+            let source = RedisStream::connect(&url, STREAM, GROUP, "worker-1")
+                .await
+                .unwrap()
+                .redeliver_after(Duration::from_secs(redeliver_after));
+            let breaker = Arc::new(Breaker::new(
+                Config::builder()
+                    .timeout(Duration::from_secs(2))
+                    .build()
+                    .unwrap(),
+            ));
+            let (logs, _capturing) = Logs::capture();
+            let _consumer = Consumer::builder(source, breaker).build();
+            logs.take("WARN")
+        }
+    };
+    let warned = built(2).await;
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("after 2s unsettled") && warned[0].contains("may run for 2s"),
+        "{warned:?}"
+    );
+    assert_eq!(built(3).await, Vec::<String>::new());
 }
