@@ -84,6 +84,10 @@ async fn declare(channel: &Channel) {
 }
 
 async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
+    publish_to(channel, QUEUE, numbers).await;
+}
+
+async fn publish_to(channel: &Channel, queue: &str, numbers: std::ops::Range<u32>) {
     channel
         .confirm_select(ConfirmSelectOptions::default())
         .await
@@ -92,7 +96,7 @@ async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
         channel
             .basic_publish(
                 "",
-                QUEUE,
+                queue,
                 BasicPublishOptions::default(),
                 n.to_string().as_bytes(),
                 BasicProperties::default().with_delivery_mode(2),
@@ -106,8 +110,16 @@ async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
 
 /// The broker's record of the queue, read on a blocking thread (rabbitmqctl takes ~0.3 s).
 async fn on_record(server: &Arc<RabbitServer>, queue: &'static str) -> QueueRecord {
+    on_node(server, move |server| server.queue(queue)).await
+}
+
+/// What `ask` reads of the node, on a blocking thread (rabbitmqctl boots a VM of its own).
+async fn on_node<T: Send + 'static>(
+    server: &Arc<RabbitServer>,
+    ask: impl FnOnce(&RabbitServer) -> T + Send + 'static,
+) -> T {
     let server = Arc::clone(server);
-    tokio::task::spawn_blocking(move || server.queue(queue))
+    tokio::task::spawn_blocking(move || ask(&server))
         .await
         .unwrap()
 }
@@ -515,4 +527,408 @@ async fn a_pause_cancels_the_consumer_and_gives_back_what_was_pushed_with_a_requ
     source.close().await.unwrap();
     let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
     assert_eq!(queue.messages, 0, "{queue:?}");
+}
+
+/// A consumer of `source` that handles every message, with what it handled.
+fn consuming(source: AmqpQueue) -> (Arc<Consumer<AmqpQueue>>, Arc<Seen>, Running) {
+    let seen = Arc::new(Seen::default());
+    let consumer = Arc::new(
+        Consumer::builder(source, support::breaker(10, 2, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(
+        Arc::clone(&consumer),
+        handler(&Downstream::new(Duration::from_millis(1)), &seen),
+    );
+    (consumer, seen, running)
+}
+
+fn handled(seen: &Seen) -> usize {
+    seen.handled.lock().unwrap().len()
+}
+
+/// Waits (60 s at most) until the node has `queue`, declared by someone else.
+async fn until_declared(server: &Arc<RabbitServer>, queue: &'static str) {
+    let start = tokio::time::Instant::now();
+    while !on_node(server, |server| server.queue_names())
+        .await
+        .iter()
+        .any(|name| name == queue)
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{queue} never declared again"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the node has no more client connections than `at_most`: a consumer waiting for
+/// its queue leaves none behind, and a closed one none at all.
+async fn connections_at_most(server: &Arc<RabbitServer>, at_most: usize) {
+    let start = tokio::time::Instant::now();
+    loop {
+        let open = on_node(server, RabbitServer::connections).await;
+        if open <= at_most {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{open} connections open, {at_most} expected"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_deleted_and_declared_again_is_consumed_again_without_a_restart() {
+    use breaker_consumer::amqp::AmqpError;
+    /// Declared by its consumer, on every connection and after a cancel by the broker.
+    const DECLARED: &str = "orders.declared";
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 0..20).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let (consumer, seen, running) = consuming(source);
+    let declares = AmqpQueue::declare(
+        &server.url(),
+        DECLARED,
+        QueueDeclareOptions::default(),
+        FieldTable::default(),
+    )
+    .await
+    .unwrap()
+    .wait(Duration::from_millis(100));
+    let (declaring, declaring_seen, declaring_run) = consuming(declares);
+    publish_to(&channel, DECLARED, 0..20).await;
+    wait_until(
+        Duration::from_secs(30),
+        "the first 20 of each handled",
+        || {
+            handled(&seen) == 20
+                && consumer.stats().acked == 20
+                && handled(&declaring_seen) == 20
+                && declaring.stats().acked == 20
+        },
+    )
+    .await;
+
+    // Their owner deletes them: the broker cancels the consumers.
+    on_node(&server, |server| {
+        server.delete_queue(QUEUE);
+        server.delete_queue(DECLARED);
+    })
+    .await;
+    let errors = consumer.stats().source_errors;
+    wait_until(
+        Duration::from_secs(30),
+        "the consumer finding the queue gone, again and again",
+        || consumer.stats().source_errors >= errors + 3,
+    )
+    .await;
+    // What it says of it, as a fresh source is told.
+    let refused = match AmqpQueue::connect(&server.url(), QUEUE).await {
+        Err(refused) => refused,
+        Ok(_) => panic!("a source of a deleted queue connected"),
+    };
+    assert!(
+        matches!(&refused, AmqpError::NoQueue { queue } if queue == QUEUE),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("the queue 'orders' does not exist"),
+        "{refused}"
+    );
+    // Asking again and again leaves no connection behind: the publisher's and the declaring
+    // consumer's only.
+    connections_at_most(&server, 2).await;
+    assert_eq!(consumer.status(), Status::Running);
+
+    // The one that declares its queue has it back by itself.
+    until_declared(&server, DECLARED).await;
+    publish_to(&channel, DECLARED, 20..40).await;
+    // The owner declares the other again and publishes: every message is handled.
+    declare(&channel).await;
+    publish(&channel, 20..40).await;
+    wait_until(
+        Duration::from_secs(60),
+        "every message published after it handled",
+        || {
+            handled(&seen) == 40
+                && consumer.stats().acked == 40
+                && handled(&declaring_seen) == 40
+                && declaring.stats().acked == 40
+        },
+    )
+    .await;
+    for (consumer, running) in [(&consumer, running), (&declaring, declaring_run)] {
+        let stats = running.stop().await;
+        consumer.source().close().await.unwrap();
+        assert_eq!(consumer.breaker().snapshot().failures, 0, "{stats:?}");
+        eprintln!(
+            "queue {} deleted and declared again: {stats:?}",
+            consumer.source().queue()
+        );
+    }
+    for queue in [QUEUE, DECLARED] {
+        let record = settled_record(&server, queue, |q| q.messages == 0).await;
+        assert_eq!(record.messages, 0, "{queue}: {record:?}");
+    }
+    connections_at_most(&server, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_restarted_without_a_transient_queue_is_consumed_again_once_it_is_declared() {
+    /// Declared by the test, as its owner: the consumer waits for it.
+    const OWNED: &str = "jobs.owned";
+    /// Declared by its consumer, on every connection.
+    const DECLARED: &str = "jobs.declared";
+    let transient = QueueDeclareOptions::default();
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    channel
+        .queue_declare(OWNED, transient, FieldTable::default())
+        .await
+        .unwrap();
+    let waits = AmqpQueue::connect(&server.url(), OWNED)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let declares = AmqpQueue::declare(&server.url(), DECLARED, transient, FieldTable::default())
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let (waiting, waiting_seen, waiting_run) = consuming(waits);
+    let (declaring, declaring_seen, declaring_run) = consuming(declares);
+    publish_to(&channel, OWNED, 0..10).await;
+    publish_to(&channel, DECLARED, 0..10).await;
+    wait_until(
+        Duration::from_secs(30),
+        "the first 10 of each handled",
+        || handled(&waiting_seen) == 10 && handled(&declaring_seen) == 10,
+    )
+    .await;
+
+    // `rabbitmqctl stop_app` and `start_app`: every connection closed, non-durable queues gone.
+    on_node(&server, RabbitServer::restart_app).await;
+    let names = on_node(&server, RabbitServer::queue_names).await;
+    assert!(
+        !names.iter().any(|name| name == OWNED),
+        "the restart took the transient queue: {names:?}"
+    );
+
+    // The consumer that declares its queue brings it back by itself.
+    until_declared(&server, DECLARED).await;
+    let (_publisher, channel) = connect(&server.url()).await;
+    publish_to(&channel, DECLARED, 10..30).await;
+    wait_until(
+        Duration::from_secs(60),
+        "every message published to the queue declared again by its consumer handled",
+        || handled(&declaring_seen) == 30,
+    )
+    .await;
+
+    // The other waits, until the queue's owner declares it again.
+    assert_eq!(handled(&waiting_seen), 10);
+    let errors = waiting.stats().source_errors;
+    wait_until(
+        Duration::from_secs(30),
+        "the waiting consumer asking again",
+        || waiting.stats().source_errors > errors,
+    )
+    .await;
+    assert_eq!(waiting.status(), Status::Running);
+    channel
+        .queue_declare(OWNED, transient, FieldTable::default())
+        .await
+        .unwrap();
+    publish_to(&channel, OWNED, 10..30).await;
+    wait_until(
+        Duration::from_secs(60),
+        "every message published to the queue its owner declared again handled",
+        || handled(&waiting_seen) == 30,
+    )
+    .await;
+
+    for (consumer, running) in [(&waiting, waiting_run), (&declaring, declaring_run)] {
+        let stats = running.stop().await;
+        consumer.source().close().await.unwrap();
+        assert_eq!(stats.acked, 30, "{stats:?}");
+        assert!(stats.source_errors >= 1, "the restart was seen: {stats:?}");
+        assert_eq!(consumer.breaker().snapshot().failures, 0, "{stats:?}");
+    }
+    for queue in [OWNED, DECLARED] {
+        let record = settled_record(&server, queue, |q| q.messages == 0).await;
+        assert_eq!(record.messages, 0, "{queue}: {record:?}");
+    }
+    connections_at_most(&server, 1).await;
+}
+
+/// The number in a message's body.
+fn number(message: &Message) -> u32 {
+    std::str::from_utf8(&message.body).unwrap().parse().unwrap()
+}
+
+/// The message's `x-delivery-count` header, as the broker sent it.
+fn delivery_count(message: &Message) -> Option<i64> {
+    let headers = message.properties.headers().as_ref()?;
+    match headers.inner().get("x-delivery-count")? {
+        AMQPValue::LongLongInt(n) => Some(*n),
+        AMQPValue::LongInt(n) => Some(i64::from(*n)),
+        other => panic!("x-delivery-count is {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dead_letters_counted_agree_with_the_dead_letter_queue() {
+    let server = Arc::new(RabbitServer::start());
+    // Each retry requeued at once, then each held back before its requeue.
+    mixed_run(&server, "mixed", "mixed.dead", Duration::ZERO).await;
+    mixed_run(
+        &server,
+        "mixed.held",
+        "mixed.held.dead",
+        Duration::from_millis(30),
+    )
+    .await;
+}
+
+/// A mixed run on a quorum queue with a delivery limit and a dead-letter queue: a third of the
+/// messages succeed, a third are poison (`Failure::Permanent`), a third always fail with
+/// `Failure::Retry` until the broker dead-letters them at the limit; judged by the broker's
+/// own count of the dead-letter queue.
+async fn mixed_run(
+    server: &Arc<RabbitServer>,
+    mixed: &'static str,
+    mixed_dead: &'static str,
+    redeliver_after: Duration,
+) {
+    /// The queue's `x-delivery-limit`.
+    const LIMIT: u32 = 3;
+    const MESSAGES: u32 = 90;
+
+    let (_publisher, channel) = connect(&server.url()).await;
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..QueueDeclareOptions::default()
+    };
+    channel
+        .queue_declare(mixed_dead, durable, FieldTable::default())
+        .await
+        .unwrap();
+    let mut arguments = FieldTable::default();
+    arguments.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    arguments.insert("x-delivery-limit".into(), AMQPValue::LongInt(LIMIT as i32));
+    arguments.insert(
+        "x-dead-letter-exchange".into(),
+        AMQPValue::LongString("".into()),
+    );
+    arguments.insert(
+        "x-dead-letter-routing-key".into(),
+        AMQPValue::LongString(mixed_dead.into()),
+    );
+    channel
+        .queue_declare(mixed, durable, arguments)
+        .await
+        .unwrap();
+    publish_to(&channel, mixed, 0..MESSAGES).await;
+
+    let source = AmqpQueue::connect(&server.url(), mixed)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100))
+        .redeliver_after(redeliver_after)
+        .delivery_limit(LIMIT);
+    // Every `x-delivery-count` each always-retried message arrived with, in order.
+    let counts: Arc<Mutex<std::collections::HashMap<u32, Vec<Option<i64>>>>> = Arc::default();
+    let consumer = Arc::new(
+        Consumer::builder(source, support::breaker(10, 2, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), {
+        let counts = Arc::clone(&counts);
+        move |delivery: Delivery<Message, Tag>, _cancel| {
+            let counts = Arc::clone(&counts);
+            async move {
+                let n = number(&delivery.payload);
+                match n % 3 {
+                    0 => Ok(Handled::Done),
+                    // Poison: the handler's own dead letter.
+                    1 => Err(Failure::Permanent(DownstreamError::Declined)),
+                    // Never handled: returned until the broker dead-letters it at the limit.
+                    // (`Declined` counts as the downstream answering: the circuit stays closed.)
+                    _ => {
+                        let count = delivery_count(&delivery.payload);
+                        assert_eq!(
+                            i64::from(delivery.attempt),
+                            count.unwrap_or(0) + 1,
+                            "the attempt follows the broker's count"
+                        );
+                        counts.lock().unwrap().entry(n).or_default().push(count);
+                        Err(Failure::Retry(DownstreamError::Declined))
+                    }
+                }
+            }
+        }
+    });
+
+    // Judged by the broker: the main queue empty, every message acked or dead-lettered.
+    let start = tokio::time::Instant::now();
+    loop {
+        let queue = on_record(server, mixed).await;
+        if queue.messages == 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the queue never emptied: {queue:?} {:?}",
+            consumer.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let stats = running.stop().await;
+    consumer.source().close().await.unwrap();
+    let dead = settled_record(server, mixed_dead, |q| {
+        q.messages >= u64::from(MESSAGES / 3 * 2)
+    })
+    .await;
+    eprintln!("mixed run on {mixed}: {stats:?}; dead-letter queue {dead:?}");
+    assert_eq!(
+        stats.dead_letters(),
+        dead.messages,
+        "the consumer's dead letters and the dead-letter queue's: {stats:?} {dead:?}"
+    );
+    assert_eq!(stats.acked, u64::from(MESSAGES / 3), "{stats:?}");
+    assert_eq!(stats.dead_lettered, u64::from(MESSAGES / 3), "{stats:?}");
+    assert_eq!(stats.limit_reached, u64::from(MESSAGES / 3), "{stats:?}");
+    // The rule `delivery_limit` counts by, as this RabbitMQ keeps it: with `x-delivery-limit`
+    // N, a message is delivered N + 1 times, `x-delivery-count` absent the first time (a
+    // `basic.get` says 0), then 1..=N; the return of the delivery that arrived with N
+    // dead-letters it.
+    let counts = counts.lock().unwrap();
+    assert_eq!(counts.len(), (MESSAGES / 3) as usize);
+    let expected: Vec<Option<i64>> = std::iter::once(None)
+        .chain((1..=i64::from(LIMIT)).map(Some))
+        .collect();
+    for (n, seen) in counts.iter() {
+        assert_eq!(seen, &expected, "message {n}");
+    }
+    assert_eq!(
+        stats.retried,
+        u64::from(MESSAGES / 3) * u64::from(LIMIT + 1),
+        "{stats:?}"
+    );
 }

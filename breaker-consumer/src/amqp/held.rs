@@ -10,6 +10,8 @@ use lapin::options::BasicNackOptions;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::limit::Limit;
+
 /// Requeues waiting for their time.
 #[derive(Default)]
 pub(super) struct Held {
@@ -32,8 +34,10 @@ impl Held {
 
     /// Requeues the delivery once `after` has passed, or at once on [`flush`](Self::flush).
     /// The delivery stays unacknowledged until then, so the broker counts it against the
-    /// prefetch of the consumer it came to.
-    pub(super) fn requeue(&self, acker: Acker) {
+    /// prefetch of the consumer it came to. One at the delivery limit is counted in `limit`
+    /// when it goes back (by the requeue, or by its channel's closing meanwhile).
+    pub(super) fn requeue(&self, acker: Acker, at_limit: bool, limit: &Limit) {
+        let limit = limit.clone();
         let (after, flush) = (self.after, self.flush.clone());
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         while waiting.try_join_next().is_some() {}
@@ -46,6 +50,7 @@ impl Held {
             if let Err(error) = acker.nack(requeue()).await {
                 tracing::debug!(%error, "a held requeue found its channel closed");
             }
+            limit.returned(at_limit);
         });
     }
 

@@ -4,6 +4,7 @@ use lapin::BasicProperties;
 use lapin::acker::Acker;
 use lapin::types::AMQPValue;
 
+use super::limit::Limit;
 use crate::source::Delivery;
 
 /// One message as RabbitMQ delivered it.
@@ -24,12 +25,23 @@ pub struct Message {
 
 /// The handle to settle one delivery with: it belongs to the channel the delivery came on.
 #[derive(Debug, Clone)]
-pub struct Tag(pub(super) Acker);
+pub struct Tag {
+    pub(super) acker: Acker,
+    /// The broker dead-letters this delivery if it goes back: it is at the queue's delivery
+    /// limit.
+    pub(super) at_limit: bool,
+}
 
-pub(super) fn delivery_of(delivery: lapin::message::Delivery) -> Delivery<Message, Tag> {
+pub(super) fn delivery_of(
+    delivery: lapin::message::Delivery,
+    limit: &Limit,
+) -> Delivery<Message, Tag> {
     Delivery {
         attempt: attempt(&delivery.properties, delivery.redelivered),
-        id: Tag(delivery.acker),
+        id: Tag {
+            at_limit: limit.at(&delivery.properties),
+            acker: delivery.acker,
+        },
         payload: Message {
             body: delivery.data,
             properties: delivery.properties,
@@ -43,16 +55,20 @@ pub(super) fn delivery_of(delivery: lapin::message::Delivery) -> Delivery<Messag
 /// Which delivery this is: a quorum queue counts earlier deliveries in `x-delivery-count`; a
 /// classic queue only says whether there was one.
 fn attempt(properties: &BasicProperties, redelivered: bool) -> u32 {
-    let counted = properties
-        .headers()
-        .as_ref()
-        .and_then(|headers| headers.inner().get("x-delivery-count"))
-        .and_then(count);
-    match counted {
+    match returns(properties) {
         Some(before) => before.saturating_add(1),
         None if redelivered => 2,
         None => 1,
     }
+}
+
+/// The returns a quorum queue counted for this message (`x-delivery-count`), if it says.
+pub(super) fn returns(properties: &BasicProperties) -> Option<u32> {
+    properties
+        .headers()
+        .as_ref()
+        .and_then(|headers| headers.inner().get("x-delivery-count"))
+        .and_then(count)
 }
 
 fn count(value: &AMQPValue) -> Option<u32> {
