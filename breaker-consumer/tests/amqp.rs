@@ -802,6 +802,39 @@ async fn the_dead_letters_counted_agree_with_the_dead_letter_queue() {
     .await;
 }
 
+/// A quorum queue that dead-letters to `dead` (declared too) past `limit` returns.
+async fn declare_limited(channel: &Channel, queue: &str, dead: &str, limit: u32) {
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..QueueDeclareOptions::default()
+    };
+    channel
+        .queue_declare(dead, durable, FieldTable::default())
+        .await
+        .unwrap();
+    let mut arguments = FieldTable::default();
+    arguments.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    arguments.insert(
+        "x-delivery-limit".into(),
+        AMQPValue::LongInt(i32::try_from(limit).unwrap()),
+    );
+    arguments.insert(
+        "x-dead-letter-exchange".into(),
+        AMQPValue::LongString("".into()),
+    );
+    arguments.insert(
+        "x-dead-letter-routing-key".into(),
+        AMQPValue::LongString(dead.into()),
+    );
+    channel
+        .queue_declare(queue, durable, arguments)
+        .await
+        .unwrap();
+}
+
 /// A mixed run on a quorum queue with a delivery limit and a dead-letter queue: a third of the
 /// messages succeed, a third are poison (`Failure::Permanent`), a third always fail with
 /// `Failure::Retry` until the broker dead-letters them at the limit; judged by the broker's
@@ -817,32 +850,7 @@ async fn mixed_run(
     const MESSAGES: u32 = 90;
 
     let (_publisher, channel) = connect(&server.url()).await;
-    let durable = QueueDeclareOptions {
-        durable: true,
-        ..QueueDeclareOptions::default()
-    };
-    channel
-        .queue_declare(mixed_dead, durable, FieldTable::default())
-        .await
-        .unwrap();
-    let mut arguments = FieldTable::default();
-    arguments.insert(
-        "x-queue-type".into(),
-        AMQPValue::LongString("quorum".into()),
-    );
-    arguments.insert("x-delivery-limit".into(), AMQPValue::LongInt(LIMIT as i32));
-    arguments.insert(
-        "x-dead-letter-exchange".into(),
-        AMQPValue::LongString("".into()),
-    );
-    arguments.insert(
-        "x-dead-letter-routing-key".into(),
-        AMQPValue::LongString(mixed_dead.into()),
-    );
-    channel
-        .queue_declare(mixed, durable, arguments)
-        .await
-        .unwrap();
+    declare_limited(&channel, mixed, mixed_dead, LIMIT).await;
     publish_to(&channel, mixed, 0..MESSAGES).await;
 
     let source = AmqpQueue::connect(&server.url(), mixed)
@@ -931,4 +939,174 @@ async fn mixed_run(
         u64::from(MESSAGES / 3) * u64::from(LIMIT + 1),
         "{stats:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_at_the_limit_given_back_or_left_out_on_a_closed_channel_is_counted() {
+    use breaker_consumer::amqp::AmqpError;
+    use breaker_consumer::{Settlement, Source, Want};
+    const EDGE: &str = "edge";
+    const EDGE_DEAD: &str = "edge.dead";
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare_limited(&channel, EDGE, EDGE_DEAD, 1).await;
+    publish_to(&channel, EDGE, 0..5).await;
+    let source = AmqpQueue::connect(&server.url(), EDGE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(200))
+        .delivery_limit(1);
+    source.resume(5).await.unwrap();
+
+    // Each once, and back with a requeue: below the limit, requeued, not counted.
+    let mut first = Vec::new();
+    while first.len() < 5 {
+        first.extend(source.fetch(Want::up_to(5)).await.unwrap());
+    }
+    assert!(first.iter().all(|delivery| delivery.attempt == 1));
+    for delivery in first {
+        source.settle(delivery.id, Settlement::Retry).await.unwrap();
+    }
+    assert_eq!(source.limit_reached(), 0);
+
+    // Each again, at the limit now: one taken, four pushed ahead to the prefetch.
+    let taken = source.fetch(Want::up_to(1)).await.unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].attempt, 2);
+    let flowing = settled_record(&server, EDGE, |q| q.unacknowledged == 5).await;
+    assert_eq!(flowing.unacknowledged, 5, "{flowing:?}");
+    // A pause gives the four back with a requeue: the broker dead-letters them.
+    source.pause().await.unwrap();
+    assert_eq!(source.given_back(), 4);
+    assert_eq!(
+        source.limit_reached(),
+        4,
+        "the four given back at the limit"
+    );
+    // The taken one is left out when the connection closes: the broker takes it back, and
+    // dead-letters it; its settlement fails, and counts it.
+    on_node(&server, RabbitServer::close_all_connections).await;
+    // Settled once the client has seen the close: at once, and refused.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let taken = taken.into_iter().next().unwrap();
+    let settled = tokio::time::timeout(
+        Duration::from_secs(5),
+        source.settle(taken.id, Settlement::Ack),
+    )
+    .await
+    .expect("a settlement on a closed channel answers at once");
+    assert!(
+        matches!(settled, Err(AmqpError::ChannelClosed)),
+        "{settled:?}"
+    );
+    assert_eq!(source.limit_reached(), 5, "and the one left out");
+    source.close().await.unwrap();
+
+    let queue = settled_record(&server, EDGE, |q| q.messages == 0).await;
+    let dead = settled_record(&server, EDGE_DEAD, |q| q.messages == 5).await;
+    assert_eq!(
+        (queue.messages, dead.messages),
+        (0, 5),
+        "{queue:?} {dead:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_in_flight_when_the_connection_drops_free_their_slots() {
+    connection_dropped_under_handlers(false).await;
+}
+
+/// Paused, the consumer is cancelled at the broker; the channel stays open, and lapin 3 took
+/// a settlement asked after its connection stopped, and never answered it: the handler held
+/// its slot for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_in_flight_when_the_connection_drops_during_a_pause_free_their_slots() {
+    connection_dropped_under_handlers(true).await;
+}
+
+/// Two handlers run, waiting at a gate, when the connection drops (during a pause if
+/// `paused`); they finish after the client has seen it, and the messages published next are
+/// every one handled.
+async fn connection_dropped_under_handlers(paused: bool) {
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 0..2).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    // Every handler waits at the gate until it opens.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let started: Arc<Mutex<Vec<u32>>> = Arc::default();
+    let handled: Arc<Mutex<HashSet<u32>>> = Arc::default();
+    let breaker = support::breaker(10, 2, 30);
+    let consumer = Arc::new(
+        Consumer::builder(source, Arc::clone(&breaker))
+            // One slot free: the loop goes on to see the opening, and pauses.
+            .concurrency(3)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), {
+        let (gate, started, handled) = (
+            Arc::clone(&gate),
+            Arc::clone(&started),
+            Arc::clone(&handled),
+        );
+        move |delivery: Delivery<Message, Tag>, _cancel| {
+            let (gate, started, handled) = (
+                Arc::clone(&gate),
+                Arc::clone(&started),
+                Arc::clone(&handled),
+            );
+            async move {
+                let n = number(&delivery.payload);
+                started.lock().unwrap().push(n);
+                drop(gate.acquire().await.unwrap());
+                handled.lock().unwrap().insert(n);
+                Ok::<_, Failure<DownstreamError>>(Handled::Done)
+            }
+        }
+    });
+    wait_until(Duration::from_secs(30), "both handlers running", || {
+        started.lock().unwrap().len() == 2
+    })
+    .await;
+
+    if paused {
+        breaker.force_open();
+        wait_until(Duration::from_secs(10), "the consumer paused", || {
+            consumer.stats().pauses == 1
+        })
+        .await;
+    }
+    // The connection drops under both; they finish after the client has seen it.
+    on_node(&server, RabbitServer::close_all_connections).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    breaker.reset();
+    gate.add_permits(1_000);
+    // Their settlements fail: the broker has taken the two back, and hands them out again.
+    // Every slot is free again: the consumer goes on with what is published after.
+    let (_publisher, channel) = connect(&server.url()).await;
+    publish(&channel, 2..12).await;
+    wait_until(Duration::from_secs(60), "every message handled", || {
+        handled.lock().unwrap().len() == 12
+    })
+    .await;
+    wait_until(Duration::from_secs(10), "every message acked", || {
+        consumer.stats().acked >= 12
+    })
+    .await;
+    // A shutdown waits for the handlers in flight: the two settled (refused) long ago.
+    let stats = tokio::time::timeout(Duration::from_secs(30), running.stop())
+        .await
+        .expect("the handlers in flight at the drop never finished: their settlements hang");
+    consumer.source().close().await.unwrap();
+    assert!(
+        stats.source_errors >= 2,
+        "the two settlements failed: {stats:?}"
+    );
+    let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
+    assert_eq!(queue.messages, 0, "{queue:?} {stats:?}");
 }

@@ -23,6 +23,12 @@ pub enum AmqpError {
     /// back and delivers it again.
     #[error("the delivery's channel closed; the broker delivers the message again")]
     ChannelClosed,
+    /// A settlement was not sent in time (10 s): the connection is most likely lost, and the
+    /// broker delivers the message again.
+    #[error(
+        "settling a delivery got no answer in 10 s; the connection is likely lost, and the broker delivers the message again"
+    )]
+    Unanswered,
 }
 
 impl AmqpError {

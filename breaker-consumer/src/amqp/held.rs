@@ -5,12 +5,12 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use lapin::acker::Acker;
 use lapin::options::BasicNackOptions;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::limit::Limit;
+use super::message::{Tag, sent};
 
 /// Requeues waiting for their time.
 #[derive(Default)]
@@ -36,7 +36,7 @@ impl Held {
     /// The delivery stays unacknowledged until then, so the broker counts it against the
     /// prefetch of the consumer it came to. One at the delivery limit is counted in `limit`
     /// when it goes back (by the requeue, or by its channel's closing meanwhile).
-    pub(super) fn requeue(&self, acker: Acker, at_limit: bool, limit: &Limit) {
+    pub(super) fn requeue(&self, tag: Tag, limit: &Limit) {
         let limit = limit.clone();
         let (after, flush) = (self.after, self.flush.clone());
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
@@ -47,10 +47,12 @@ impl Held {
                 () = flush.cancelled() => {}
             }
             // A channel that closed meanwhile has given the message back already.
-            if let Err(error) = acker.nack(requeue()).await {
-                tracing::debug!(%error, "a held requeue found its channel closed");
+            match sent(&tag.channel, tag.acker.nack(requeue())).await {
+                Ok(true) => {}
+                Ok(false) => tracing::debug!("a held requeue found its channel closed"),
+                Err(error) => tracing::debug!(%error, "a held requeue failed"),
             }
-            limit.returned(at_limit);
+            limit.returned(tag.at_limit);
         });
     }
 

@@ -45,3 +45,41 @@ impl Limit {
         self.reached.load(Ordering::Relaxed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lapin::types::{AMQPValue, FieldTable};
+
+    fn arrived_with(count: Option<i64>) -> BasicProperties {
+        let mut headers = FieldTable::default();
+        if let Some(count) = count {
+            headers.insert("x-delivery-count".into(), AMQPValue::LongLongInt(count));
+        }
+        BasicProperties::default().with_headers(headers)
+    }
+
+    #[test]
+    fn without_a_limit_no_delivery_is_at_it() {
+        assert!(!Limit::default().at(&arrived_with(Some(1_000))));
+    }
+
+    #[test]
+    fn a_delivery_that_arrived_with_the_limit_or_more_is_at_it() {
+        let limit = Limit::new(3);
+        assert!(!limit.at(&arrived_with(None)), "the first delivery");
+        assert!(!limit.at(&arrived_with(Some(2))));
+        assert!(limit.at(&arrived_with(Some(3))), "its return is the fourth");
+        assert!(limit.at(&arrived_with(Some(4))));
+    }
+
+    #[test]
+    fn only_returns_at_the_limit_count_and_clones_share_the_count() {
+        let limit = Limit::new(1);
+        let held = limit.clone();
+        limit.returned(false);
+        limit.returned(true);
+        held.returned(true);
+        assert_eq!(limit.reached(), 2);
+    }
+}

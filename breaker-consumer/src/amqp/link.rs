@@ -11,11 +11,12 @@ use lapin::options::{
     BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, QueueDeclareOptions,
 };
 use lapin::types::FieldTable;
-use lapin::{Channel, Connection, ConnectionProperties};
+use lapin::{Channel, ChannelStatus, Connection, ConnectionProperties};
 
 use super::AmqpError;
 use super::held::requeue;
 use super::limit::Limit;
+use super::message::sent;
 
 /// The connection, and the consumer while flowing. Only the consumer loop takes it (fetch,
 /// pause, resume are never concurrent); settling goes through each delivery's own handle.
@@ -61,6 +62,8 @@ impl Target {
 
 pub(super) struct Consuming {
     pub(super) stream: lapin::Consumer,
+    /// The channel it consumes on.
+    pub(super) channel: ChannelStatus,
     prefetch: u16,
 }
 
@@ -136,6 +139,7 @@ impl Link {
             .map_err(|error| AmqpError::about(&target.queue, error))?;
         Ok(self.consumer.insert(Consuming {
             stream,
+            channel: channel.status().clone(),
             prefetch: self.prefetch,
         }))
     }
@@ -195,7 +199,9 @@ impl Consuming {
         while let Some(Some(Ok(delivery))) = ready(&mut self.stream).await {
             // Returned either way: by this nack, or by the channel's closing if it fails.
             limit.returned(limit.at(&delivery.properties));
-            delivery.acker.nack(requeue()).await?;
+            if !sent(channel.status(), delivery.acker.nack(requeue())).await? {
+                return Err(AmqpError::ChannelClosed);
+            }
             given_back.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())

@@ -1,11 +1,35 @@
 //! What a delivery carries to the handler, and the handle it is settled with.
 
-use lapin::BasicProperties;
+use std::future::Future;
+use std::time::Duration;
+
 use lapin::acker::Acker;
 use lapin::types::AMQPValue;
+use lapin::{BasicProperties, ChannelStatus};
 
+use super::AmqpError;
 use super::limit::Limit;
 use crate::source::Delivery;
+
+/// The longest a settlement (`basic.ack`, `nack`, `reject`) waits to be sent. lapin 3 never
+/// answers one asked after its connection stopped (the request waits in a queue no one reads):
+/// a handler would hold its slot for good.
+const SETTLE_WITHIN: Duration = Duration::from_secs(10);
+
+/// Sends a settlement of a delivery that came on `channel`: `Ok(true)` once sent, `Ok(false)`
+/// if the channel has closed (the broker took the delivery back with it).
+pub(super) async fn sent(
+    channel: &ChannelStatus,
+    settlement: impl Future<Output = lapin::Result<bool>>,
+) -> Result<bool, AmqpError> {
+    if !channel.connected() {
+        return Ok(false);
+    }
+    match tokio::time::timeout(SETTLE_WITHIN, settlement).await {
+        Ok(answer) => Ok(answer?),
+        Err(_) => Err(AmqpError::Unanswered),
+    }
+}
 
 /// One message as RabbitMQ delivered it.
 #[derive(Debug, Clone)]
@@ -27,6 +51,8 @@ pub struct Message {
 #[derive(Debug, Clone)]
 pub struct Tag {
     pub(super) acker: Acker,
+    /// The channel it came on, as lapin sees it.
+    pub(super) channel: ChannelStatus,
     /// The broker dead-letters this delivery if it goes back: it is at the queue's delivery
     /// limit.
     pub(super) at_limit: bool,
@@ -34,12 +60,14 @@ pub struct Tag {
 
 pub(super) fn delivery_of(
     delivery: lapin::message::Delivery,
+    channel: &ChannelStatus,
     limit: &Limit,
 ) -> Delivery<Message, Tag> {
     Delivery {
         attempt: attempt(&delivery.properties, delivery.redelivered),
         id: Tag {
             at_limit: limit.at(&delivery.properties),
+            channel: channel.clone(),
             acker: delivery.acker,
         },
         payload: Message {

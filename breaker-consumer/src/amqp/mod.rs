@@ -20,8 +20,8 @@ pub use error::AmqpError;
 use held::Held;
 use limit::Limit;
 use link::{Link, Target, next, ready};
-use message::delivery_of;
 pub use message::{Message, Tag};
+use message::{delivery_of, sent};
 
 /// A RabbitMQ queue consumed with `basic.consume`.
 ///
@@ -62,8 +62,11 @@ pub use message::{Message, Tag};
 ///   `log2(max_break / break) + T / max_break` rounds.
 /// - **Losing the connection** fails the fetch; the consumer waits and tries again, and the
 ///   next fetch connects anew. The broker takes back every unsettled delivery of the lost
-///   connection; settling one of those fails with [`AmqpError::ChannelClosed`], recorded
-///   nowhere but in the consumer's `source_errors`.
+///   connection; settling one of those fails with [`AmqpError::ChannelClosed`], at once,
+///   recorded nowhere but in the consumer's `source_errors`. (lapin 3 never answers a
+///   settlement asked on a channel whose connection has stopped, so the channel is checked
+///   first, and every settlement is bounded at 10 s, [`AmqpError::Unanswered`]: a handler in
+///   flight when the connection drops frees its slot.)
 /// - **The queue going away** is waited out, never the end of the consumer. A queue deleted
 ///   (`rabbitmqctl delete_queue`, a `queue.delete` by its owner) cancels the consumer
 ///   (`basic.cancel` from the broker); a queue that is not durable is gone after a restart of
@@ -223,6 +226,7 @@ impl Source for AmqpQueue {
                 return Err(error);
             }
         };
+        let channel = consuming.channel.clone();
         let Ok(first) = tokio::time::timeout(self.wait, next(&mut consuming.stream)).await else {
             return Ok(Vec::new());
         };
@@ -230,7 +234,7 @@ impl Source for AmqpQueue {
         let mut arrived = Some(first);
         while let Some(item) = arrived {
             match item {
-                Some(Ok(delivery)) => fetched.push(delivery_of(delivery, &self.limit)),
+                Some(Ok(delivery)) => fetched.push(delivery_of(delivery, &channel, &self.limit)),
                 // Cancelled by the broker (the queue was deleted, say): the next fetch checks
                 // the queue (or declares it) and consumes again.
                 None => {
@@ -258,18 +262,23 @@ impl Source for AmqpQueue {
         Ok(fetched)
     }
 
-    async fn settle(&self, id: Tag, settlement: Settlement) -> Result<(), AmqpError> {
-        let Tag { acker, at_limit } = id;
+    async fn settle(&self, tag: Tag, settlement: Settlement) -> Result<(), AmqpError> {
+        let (channel, at_limit) = (&tag.channel, tag.at_limit);
         let sent = match settlement {
-            Settlement::Ack => acker.ack(BasicAckOptions::default()).await,
-            Settlement::Retry if self.held.delay().is_zero() => acker.nack(held::requeue()).await,
-            Settlement::Retry if acker.usable() => {
+            Settlement::Ack => sent(channel, tag.acker.ack(BasicAckOptions::default())).await,
+            Settlement::Retry if self.held.delay().is_zero() => {
+                sent(channel, tag.acker.nack(held::requeue())).await
+            }
+            Settlement::Retry if tag.acker.usable() && channel.connected() => {
                 // Counted when it goes back.
-                self.held.requeue(acker, at_limit, &self.limit);
+                self.held.requeue(tag, &self.limit);
                 return Ok(());
             }
             Settlement::Retry => Ok(false),
-            Settlement::DeadLetter => acker.reject(BasicRejectOptions { requeue: false }).await,
+            Settlement::DeadLetter => {
+                let reject = BasicRejectOptions { requeue: false };
+                sent(channel, tag.acker.reject(reject)).await
+            }
         };
         // Back to the queue: requeued, or, failed, left out on a channel that closed (the
         // broker returns what was out on it).
@@ -278,7 +287,7 @@ impl Source for AmqpQueue {
         match sent {
             Ok(true) => Ok(()),
             Ok(false) => Err(AmqpError::ChannelClosed),
-            Err(error) => Err(error.into()),
+            Err(error) => Err(error),
         }
     }
 
