@@ -11,9 +11,10 @@ use super::AmqpError;
 use super::limit::Limit;
 use crate::source::Delivery;
 
-/// The longest a settlement (`basic.ack`, `nack`, `reject`) waits to be sent. lapin 3 never
-/// answers one asked after its connection stopped (the request waits in a queue no one reads):
-/// a handler would hold its slot for good.
+/// The longest a settlement (`basic.ack`, `nack`, `reject`) waits to be sent. lapin 3.7 was
+/// seen never to answer an ack asked after the broker closed the connection, on a channel whose
+/// consumer had been cancelled (a pause): the handler held its slot for good, and a shutdown
+/// waited on it. The channel's state is checked first; this bounds what that check misses.
 const SETTLE_WITHIN: Duration = Duration::from_secs(10);
 
 /// Sends a settlement of a delivery that came on `channel`: `Ok(true)` once sent, `Ok(false)`

@@ -63,10 +63,10 @@ use message::{delivery_of, sent};
 /// - **Losing the connection** fails the fetch; the consumer waits and tries again, and the
 ///   next fetch connects anew. The broker takes back every unsettled delivery of the lost
 ///   connection; settling one of those fails with [`AmqpError::ChannelClosed`], at once,
-///   recorded nowhere but in the consumer's `source_errors`. (lapin 3 never answers a
-///   settlement asked on a channel whose connection has stopped, so the channel is checked
-///   first, and every settlement is bounded at 10 s, [`AmqpError::Unanswered`]: a handler in
-///   flight when the connection drops frees its slot.)
+///   recorded nowhere but in the consumer's `source_errors`. (lapin 3.7 was seen never to
+///   answer a settlement asked after the connection dropped during a pause, so the channel is
+///   checked first, and every settlement is bounded at 10 s, [`AmqpError::Unanswered`]: a
+///   handler in flight when the connection drops frees its slot.)
 /// - **The queue going away** is waited out, never the end of the consumer. A queue deleted
 ///   (`rabbitmqctl delete_queue`, a `queue.delete` by its owner) cancels the consumer
 ///   (`basic.cancel` from the broker); a queue that is not durable is gone after a restart of
