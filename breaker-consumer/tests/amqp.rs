@@ -84,6 +84,10 @@ async fn declare(channel: &Channel) {
 }
 
 async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
+    publish_to(channel, QUEUE, numbers).await;
+}
+
+async fn publish_to(channel: &Channel, queue: &str, numbers: std::ops::Range<u32>) {
     channel
         .confirm_select(ConfirmSelectOptions::default())
         .await
@@ -92,7 +96,7 @@ async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
         channel
             .basic_publish(
                 "",
-                QUEUE,
+                queue,
                 BasicPublishOptions::default(),
                 n.to_string().as_bytes(),
                 BasicProperties::default().with_delivery_mode(2),
@@ -106,8 +110,16 @@ async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
 
 /// The broker's record of the queue, read on a blocking thread (rabbitmqctl takes ~0.3 s).
 async fn on_record(server: &Arc<RabbitServer>, queue: &'static str) -> QueueRecord {
+    on_node(server, move |server| server.queue(queue)).await
+}
+
+/// What `ask` reads of the node, on a blocking thread (rabbitmqctl boots a VM of its own).
+async fn on_node<T: Send + 'static>(
+    server: &Arc<RabbitServer>,
+    ask: impl FnOnce(&RabbitServer) -> T + Send + 'static,
+) -> T {
     let server = Arc::clone(server);
-    tokio::task::spawn_blocking(move || server.queue(queue))
+    tokio::task::spawn_blocking(move || ask(&server))
         .await
         .unwrap()
 }
@@ -515,4 +527,586 @@ async fn a_pause_cancels_the_consumer_and_gives_back_what_was_pushed_with_a_requ
     source.close().await.unwrap();
     let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
     assert_eq!(queue.messages, 0, "{queue:?}");
+}
+
+/// A consumer of `source` that handles every message, with what it handled.
+fn consuming(source: AmqpQueue) -> (Arc<Consumer<AmqpQueue>>, Arc<Seen>, Running) {
+    let seen = Arc::new(Seen::default());
+    let consumer = Arc::new(
+        Consumer::builder(source, support::breaker(10, 2, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(
+        Arc::clone(&consumer),
+        handler(&Downstream::new(Duration::from_millis(1)), &seen),
+    );
+    (consumer, seen, running)
+}
+
+fn handled(seen: &Seen) -> usize {
+    seen.handled.lock().unwrap().len()
+}
+
+/// Waits (60 s at most) until the node has `queue`, declared by someone else.
+async fn until_declared(server: &Arc<RabbitServer>, queue: &'static str) {
+    let start = tokio::time::Instant::now();
+    while !on_node(server, |server| server.queue_names())
+        .await
+        .iter()
+        .any(|name| name == queue)
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{queue} never declared again"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the node has no more client connections than `at_most`: a consumer waiting for
+/// its queue leaves none behind, and a closed one none at all.
+async fn connections_at_most(server: &Arc<RabbitServer>, at_most: usize) {
+    let start = tokio::time::Instant::now();
+    loop {
+        let open = on_node(server, RabbitServer::connections).await;
+        if open <= at_most {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{open} connections open, {at_most} expected"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_deleted_and_declared_again_is_consumed_again_without_a_restart() {
+    use breaker_consumer::amqp::AmqpError;
+    /// Declared by its consumer, on every connection and after a cancel by the broker.
+    const DECLARED: &str = "orders.declared";
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 0..20).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let (consumer, seen, running) = consuming(source);
+    let declares = AmqpQueue::declare(
+        &server.url(),
+        DECLARED,
+        QueueDeclareOptions::default(),
+        FieldTable::default(),
+    )
+    .await
+    .unwrap()
+    .wait(Duration::from_millis(100));
+    let (declaring, declaring_seen, declaring_run) = consuming(declares);
+    publish_to(&channel, DECLARED, 0..20).await;
+    wait_until(
+        Duration::from_secs(30),
+        "the first 20 of each handled",
+        || {
+            handled(&seen) == 20
+                && consumer.stats().acked == 20
+                && handled(&declaring_seen) == 20
+                && declaring.stats().acked == 20
+        },
+    )
+    .await;
+
+    // Their owner deletes them: the broker cancels the consumers.
+    on_node(&server, |server| {
+        server.delete_queue(QUEUE);
+        server.delete_queue(DECLARED);
+    })
+    .await;
+    let errors = consumer.stats().source_errors;
+    wait_until(
+        Duration::from_secs(30),
+        "the consumer finding the queue gone, again and again",
+        || consumer.stats().source_errors >= errors + 3,
+    )
+    .await;
+    // What it says of it, as a fresh source is told.
+    let refused = match AmqpQueue::connect(&server.url(), QUEUE).await {
+        Err(refused) => refused,
+        Ok(_) => panic!("a source of a deleted queue connected"),
+    };
+    assert!(
+        matches!(&refused, AmqpError::NoQueue { queue } if queue == QUEUE),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("the queue 'orders' does not exist"),
+        "{refused}"
+    );
+    // Asking again and again leaves no connection behind: the publisher's and the declaring
+    // consumer's only.
+    connections_at_most(&server, 2).await;
+    assert_eq!(consumer.status(), Status::Running);
+
+    // The one that declares its queue has it back by itself.
+    until_declared(&server, DECLARED).await;
+    publish_to(&channel, DECLARED, 20..40).await;
+    // The owner declares the other again and publishes: every message is handled.
+    declare(&channel).await;
+    publish(&channel, 20..40).await;
+    wait_until(
+        Duration::from_secs(60),
+        "every message published after it handled",
+        || {
+            handled(&seen) == 40
+                && consumer.stats().acked == 40
+                && handled(&declaring_seen) == 40
+                && declaring.stats().acked == 40
+        },
+    )
+    .await;
+    for (consumer, running) in [(&consumer, running), (&declaring, declaring_run)] {
+        let stats = running.stop().await;
+        consumer.source().close().await.unwrap();
+        assert_eq!(consumer.breaker().snapshot().failures, 0, "{stats:?}");
+        eprintln!(
+            "queue {} deleted and declared again: {stats:?}",
+            consumer.source().queue()
+        );
+    }
+    for queue in [QUEUE, DECLARED] {
+        let record = settled_record(&server, queue, |q| q.messages == 0).await;
+        assert_eq!(record.messages, 0, "{queue}: {record:?}");
+    }
+    connections_at_most(&server, 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_restarted_without_a_transient_queue_is_consumed_again_once_it_is_declared() {
+    /// Declared by the test, as its owner: the consumer waits for it.
+    const OWNED: &str = "jobs.owned";
+    /// Declared by its consumer, on every connection.
+    const DECLARED: &str = "jobs.declared";
+    let transient = QueueDeclareOptions::default();
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    channel
+        .queue_declare(OWNED, transient, FieldTable::default())
+        .await
+        .unwrap();
+    let waits = AmqpQueue::connect(&server.url(), OWNED)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let declares = AmqpQueue::declare(&server.url(), DECLARED, transient, FieldTable::default())
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    let (waiting, waiting_seen, waiting_run) = consuming(waits);
+    let (declaring, declaring_seen, declaring_run) = consuming(declares);
+    publish_to(&channel, OWNED, 0..10).await;
+    publish_to(&channel, DECLARED, 0..10).await;
+    wait_until(
+        Duration::from_secs(30),
+        "the first 10 of each handled",
+        || handled(&waiting_seen) == 10 && handled(&declaring_seen) == 10,
+    )
+    .await;
+
+    // `rabbitmqctl stop_app` and `start_app`: every connection closed, non-durable queues gone.
+    on_node(&server, RabbitServer::restart_app).await;
+    let names = on_node(&server, RabbitServer::queue_names).await;
+    assert!(
+        !names.iter().any(|name| name == OWNED),
+        "the restart took the transient queue: {names:?}"
+    );
+
+    // The consumer that declares its queue brings it back by itself.
+    until_declared(&server, DECLARED).await;
+    let (_publisher, channel) = connect(&server.url()).await;
+    publish_to(&channel, DECLARED, 10..30).await;
+    wait_until(
+        Duration::from_secs(60),
+        "every message published to the queue declared again by its consumer handled",
+        || handled(&declaring_seen) == 30,
+    )
+    .await;
+
+    // The other waits, until the queue's owner declares it again.
+    assert_eq!(handled(&waiting_seen), 10);
+    let errors = waiting.stats().source_errors;
+    wait_until(
+        Duration::from_secs(30),
+        "the waiting consumer asking again",
+        || waiting.stats().source_errors > errors,
+    )
+    .await;
+    assert_eq!(waiting.status(), Status::Running);
+    channel
+        .queue_declare(OWNED, transient, FieldTable::default())
+        .await
+        .unwrap();
+    publish_to(&channel, OWNED, 10..30).await;
+    wait_until(
+        Duration::from_secs(60),
+        "every message published to the queue its owner declared again handled",
+        || handled(&waiting_seen) == 30,
+    )
+    .await;
+
+    for (consumer, running) in [(&waiting, waiting_run), (&declaring, declaring_run)] {
+        let stats = running.stop().await;
+        consumer.source().close().await.unwrap();
+        assert_eq!(stats.acked, 30, "{stats:?}");
+        assert!(stats.source_errors >= 1, "the restart was seen: {stats:?}");
+        assert_eq!(consumer.breaker().snapshot().failures, 0, "{stats:?}");
+    }
+    for queue in [OWNED, DECLARED] {
+        let record = settled_record(&server, queue, |q| q.messages == 0).await;
+        assert_eq!(record.messages, 0, "{queue}: {record:?}");
+    }
+    connections_at_most(&server, 1).await;
+}
+
+/// The number in a message's body.
+fn number(message: &Message) -> u32 {
+    std::str::from_utf8(&message.body).unwrap().parse().unwrap()
+}
+
+/// The message's `x-delivery-count` header, as the broker sent it.
+fn delivery_count(message: &Message) -> Option<i64> {
+    let headers = message.properties.headers().as_ref()?;
+    match headers.inner().get("x-delivery-count")? {
+        AMQPValue::LongLongInt(n) => Some(*n),
+        AMQPValue::LongInt(n) => Some(i64::from(*n)),
+        other => panic!("x-delivery-count is {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dead_letters_counted_agree_with_the_dead_letter_queue() {
+    let server = Arc::new(RabbitServer::start());
+    // Each retry requeued at once, then each held back before its requeue.
+    mixed_run(&server, "mixed", "mixed.dead", Duration::ZERO).await;
+    mixed_run(
+        &server,
+        "mixed.held",
+        "mixed.held.dead",
+        Duration::from_millis(30),
+    )
+    .await;
+}
+
+/// A quorum queue that dead-letters to `dead` (declared too) past `limit` returns.
+async fn declare_limited(channel: &Channel, queue: &str, dead: &str, limit: u32) {
+    let durable = QueueDeclareOptions {
+        durable: true,
+        ..QueueDeclareOptions::default()
+    };
+    channel
+        .queue_declare(dead, durable, FieldTable::default())
+        .await
+        .unwrap();
+    let mut arguments = FieldTable::default();
+    arguments.insert(
+        "x-queue-type".into(),
+        AMQPValue::LongString("quorum".into()),
+    );
+    arguments.insert(
+        "x-delivery-limit".into(),
+        AMQPValue::LongInt(i32::try_from(limit).unwrap()),
+    );
+    arguments.insert(
+        "x-dead-letter-exchange".into(),
+        AMQPValue::LongString("".into()),
+    );
+    arguments.insert(
+        "x-dead-letter-routing-key".into(),
+        AMQPValue::LongString(dead.into()),
+    );
+    channel
+        .queue_declare(queue, durable, arguments)
+        .await
+        .unwrap();
+}
+
+/// A mixed run on a quorum queue with a delivery limit and a dead-letter queue: a third of the
+/// messages succeed, a third are poison (`Failure::Permanent`), a third always fail with
+/// `Failure::Retry` until the broker dead-letters them at the limit; judged by the broker's
+/// own count of the dead-letter queue.
+async fn mixed_run(
+    server: &Arc<RabbitServer>,
+    mixed: &'static str,
+    mixed_dead: &'static str,
+    redeliver_after: Duration,
+) {
+    /// The queue's `x-delivery-limit`.
+    const LIMIT: u32 = 3;
+    const MESSAGES: u32 = 90;
+
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare_limited(&channel, mixed, mixed_dead, LIMIT).await;
+    publish_to(&channel, mixed, 0..MESSAGES).await;
+
+    let source = AmqpQueue::connect(&server.url(), mixed)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100))
+        .redeliver_after(redeliver_after)
+        .delivery_limit(LIMIT);
+    // Every `x-delivery-count` each always-retried message arrived with, in order.
+    let counts: Arc<Mutex<std::collections::HashMap<u32, Vec<Option<i64>>>>> = Arc::default();
+    let consumer = Arc::new(
+        Consumer::builder(source, support::breaker(10, 2, 30))
+            .concurrency(4)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), {
+        let counts = Arc::clone(&counts);
+        move |delivery: Delivery<Message, Tag>, _cancel| {
+            let counts = Arc::clone(&counts);
+            async move {
+                let n = number(&delivery.payload);
+                match n % 3 {
+                    0 => Ok(Handled::Done),
+                    // Poison: the handler's own dead letter.
+                    1 => Err(Failure::Permanent(DownstreamError::Declined)),
+                    // Never handled: returned until the broker dead-letters it at the limit.
+                    // (`Declined` counts as the downstream answering: the circuit stays closed.)
+                    _ => {
+                        let count = delivery_count(&delivery.payload);
+                        assert_eq!(
+                            i64::from(delivery.attempt),
+                            count.unwrap_or(0) + 1,
+                            "the attempt follows the broker's count"
+                        );
+                        counts.lock().unwrap().entry(n).or_default().push(count);
+                        Err(Failure::Retry(DownstreamError::Declined))
+                    }
+                }
+            }
+        }
+    });
+
+    // Judged by the broker: the main queue empty, every message acked or dead-lettered.
+    let start = tokio::time::Instant::now();
+    loop {
+        let queue = on_record(server, mixed).await;
+        if queue.messages == 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the queue never emptied: {queue:?} {:?}",
+            consumer.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let stats = running.stop().await;
+    consumer.source().close().await.unwrap();
+    let dead = settled_record(server, mixed_dead, |q| {
+        q.messages >= u64::from(MESSAGES / 3 * 2)
+    })
+    .await;
+    eprintln!("mixed run on {mixed}: {stats:?}; dead-letter queue {dead:?}");
+    assert_eq!(
+        stats.dead_letters(),
+        dead.messages,
+        "the consumer's dead letters and the dead-letter queue's: {stats:?} {dead:?}"
+    );
+    assert_eq!(stats.acked, u64::from(MESSAGES / 3), "{stats:?}");
+    assert_eq!(stats.dead_lettered, u64::from(MESSAGES / 3), "{stats:?}");
+    assert_eq!(stats.limit_reached, u64::from(MESSAGES / 3), "{stats:?}");
+    // The rule `delivery_limit` counts by, as this RabbitMQ keeps it: with `x-delivery-limit`
+    // N, a message is delivered N + 1 times, `x-delivery-count` absent the first time (a
+    // `basic.get` says 0), then 1..=N; the return of the delivery that arrived with N
+    // dead-letters it.
+    let counts = counts.lock().unwrap();
+    assert_eq!(counts.len(), (MESSAGES / 3) as usize);
+    let expected: Vec<Option<i64>> = std::iter::once(None)
+        .chain((1..=i64::from(LIMIT)).map(Some))
+        .collect();
+    for (n, seen) in counts.iter() {
+        assert_eq!(seen, &expected, "message {n}");
+    }
+    assert_eq!(
+        stats.retried,
+        u64::from(MESSAGES / 3) * u64::from(LIMIT + 1),
+        "{stats:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_at_the_limit_given_back_or_left_out_on_a_closed_channel_is_counted() {
+    use breaker_consumer::amqp::AmqpError;
+    use breaker_consumer::{Settlement, Source, Want};
+    const EDGE: &str = "edge";
+    const EDGE_DEAD: &str = "edge.dead";
+
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare_limited(&channel, EDGE, EDGE_DEAD, 1).await;
+    publish_to(&channel, EDGE, 0..5).await;
+    let source = AmqpQueue::connect(&server.url(), EDGE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(200))
+        .delivery_limit(1);
+    source.resume(5).await.unwrap();
+
+    // Each once, and back with a requeue: below the limit, requeued, not counted.
+    let mut first = Vec::new();
+    while first.len() < 5 {
+        first.extend(source.fetch(Want::up_to(5)).await.unwrap());
+    }
+    assert!(first.iter().all(|delivery| delivery.attempt == 1));
+    for delivery in first {
+        source.settle(delivery.id, Settlement::Retry).await.unwrap();
+    }
+    assert_eq!(source.limit_reached(), 0);
+
+    // Each again, at the limit now: one taken, four pushed ahead to the prefetch.
+    let taken = source.fetch(Want::up_to(1)).await.unwrap();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].attempt, 2);
+    let flowing = settled_record(&server, EDGE, |q| q.unacknowledged == 5).await;
+    assert_eq!(flowing.unacknowledged, 5, "{flowing:?}");
+    // A pause gives the four back with a requeue: the broker dead-letters them.
+    source.pause().await.unwrap();
+    assert_eq!(source.given_back(), 4);
+    assert_eq!(
+        source.limit_reached(),
+        4,
+        "the four given back at the limit"
+    );
+    // The taken one is left out when the connection closes: the broker takes it back, and
+    // dead-letters it; its settlement fails, and counts it.
+    on_node(&server, RabbitServer::close_all_connections).await;
+    // Settled once the client has seen the close: at once, and refused.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let taken = taken.into_iter().next().unwrap();
+    let settled = tokio::time::timeout(
+        Duration::from_secs(5),
+        source.settle(taken.id, Settlement::Ack),
+    )
+    .await
+    .expect("a settlement on a closed channel answers at once");
+    assert!(
+        matches!(settled, Err(AmqpError::ChannelClosed)),
+        "{settled:?}"
+    );
+    assert_eq!(source.limit_reached(), 5, "and the one left out");
+    source.close().await.unwrap();
+
+    let queue = settled_record(&server, EDGE, |q| q.messages == 0).await;
+    let dead = settled_record(&server, EDGE_DEAD, |q| q.messages == 5).await;
+    assert_eq!(
+        (queue.messages, dead.messages),
+        (0, 5),
+        "{queue:?} {dead:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_in_flight_when_the_connection_drops_free_their_slots() {
+    connection_dropped_under_handlers(false).await;
+}
+
+/// Paused, the consumer is cancelled at the broker; the channel stays open, and lapin 3 took
+/// a settlement asked after its connection stopped, and never answered it: the handler held
+/// its slot for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handlers_in_flight_when_the_connection_drops_during_a_pause_free_their_slots() {
+    connection_dropped_under_handlers(true).await;
+}
+
+/// Two handlers run, waiting at a gate, when the connection drops (during a pause if
+/// `paused`); they finish after the client has seen it, and the messages published next are
+/// every one handled.
+async fn connection_dropped_under_handlers(paused: bool) {
+    let server = Arc::new(RabbitServer::start());
+    let (_publisher, channel) = connect(&server.url()).await;
+    declare(&channel).await;
+    publish(&channel, 0..2).await;
+    let source = AmqpQueue::connect(&server.url(), QUEUE)
+        .await
+        .unwrap()
+        .wait(Duration::from_millis(100));
+    // Every handler waits at the gate until it opens.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let started: Arc<Mutex<Vec<u32>>> = Arc::default();
+    let handled: Arc<Mutex<HashSet<u32>>> = Arc::default();
+    let breaker = support::breaker(10, 2, 30);
+    let consumer = Arc::new(
+        Consumer::builder(source, Arc::clone(&breaker))
+            // One slot free: the loop goes on to see the opening, and pauses.
+            .concurrency(3)
+            .build(),
+    );
+    let running = Running::start(Arc::clone(&consumer), {
+        let (gate, started, handled) = (
+            Arc::clone(&gate),
+            Arc::clone(&started),
+            Arc::clone(&handled),
+        );
+        move |delivery: Delivery<Message, Tag>, _cancel| {
+            let (gate, started, handled) = (
+                Arc::clone(&gate),
+                Arc::clone(&started),
+                Arc::clone(&handled),
+            );
+            async move {
+                let n = number(&delivery.payload);
+                started.lock().unwrap().push(n);
+                drop(gate.acquire().await.unwrap());
+                handled.lock().unwrap().insert(n);
+                Ok::<_, Failure<DownstreamError>>(Handled::Done)
+            }
+        }
+    });
+    wait_until(Duration::from_secs(30), "both handlers running", || {
+        started.lock().unwrap().len() == 2
+    })
+    .await;
+
+    if paused {
+        breaker.force_open();
+        wait_until(Duration::from_secs(10), "the consumer paused", || {
+            consumer.stats().pauses == 1
+        })
+        .await;
+    }
+    // The connection drops under both; they finish after the client has seen it.
+    on_node(&server, RabbitServer::close_all_connections).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    breaker.reset();
+    gate.add_permits(1_000);
+    // Their settlements fail: the broker has taken the two back, and hands them out again.
+    // Every slot is free again: the consumer goes on with what is published after.
+    let (_publisher, channel) = connect(&server.url()).await;
+    publish(&channel, 2..12).await;
+    wait_until(Duration::from_secs(60), "every message handled", || {
+        handled.lock().unwrap().len() == 12
+    })
+    .await;
+    wait_until(Duration::from_secs(10), "every message acked", || {
+        consumer.stats().acked >= 12
+    })
+    .await;
+    // A shutdown waits for the handlers in flight: the two settled (refused) long ago.
+    let stats = tokio::time::timeout(Duration::from_secs(30), running.stop())
+        .await
+        .expect("the handlers in flight at the drop never finished: their settlements hang");
+    consumer.source().close().await.unwrap();
+    assert!(
+        stats.source_errors >= 2,
+        "the two settlements failed: {stats:?}"
+    );
+    let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
+    assert_eq!(queue.messages, 0, "{queue:?} {stats:?}");
 }

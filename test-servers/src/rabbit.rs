@@ -187,6 +187,70 @@ impl RabbitServer {
         }
     }
 
+    /// Runs `rabbitmqctl` on this node with `args` and returns its output, whatever its exit:
+    /// for what the helpers here do not cover.
+    pub fn ctl(&self, args: &[&str]) -> Output {
+        self.rabbitmqctl(args)
+    }
+
+    /// Deletes `queue` (with its messages) as its owner would: the broker cancels its consumers.
+    pub fn delete_queue(&self, queue: &str) {
+        let out = self.rabbitmqctl(&["delete_queue", queue]);
+        assert!(out.status.success(), "rabbitmqctl delete_queue: {out:?}");
+    }
+
+    /// The queues the node has, by name.
+    pub fn queue_names(&self) -> Vec<String> {
+        let out = self.rabbitmqctl(&["list_queues", "--no-table-headers", "name"]);
+        assert!(out.status.success(), "rabbitmqctl list_queues: {out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// How many client connections the node has open.
+    pub fn connections(&self) -> usize {
+        let out = self.rabbitmqctl(&["list_connections", "--no-table-headers", "pid"]);
+        assert!(
+            out.status.success(),
+            "rabbitmqctl list_connections: {out:?}"
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .count()
+    }
+
+    /// Restarts the RabbitMQ application on the running node (`rabbitmqctl stop_app`, then
+    /// `start_app`), and returns once it answers AMQP again: every client connection is
+    /// closed, and what is not durable is gone (non-durable queues, transient messages), as
+    /// after a restart of the node. The Erlang VM, its ports and its files stay: unlike a
+    /// restart of the whole process, no port can be taken in between.
+    pub fn restart_app(&self) {
+        for step in [&["stop_app"][..], &["start_app"][..]] {
+            let out = self.rabbitmqctl(step);
+            assert!(out.status.success(), "rabbitmqctl {step:?}: {out:?}");
+        }
+        let started = Instant::now();
+        while !start_frame(self.port).is_some_and(|frame| contains(&frame, self.name().as_bytes()))
+        {
+            assert!(
+                started.elapsed() < START_WITHIN,
+                "the node did not answer AMQP in {START_WITHIN:?} after start_app:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The node's name before the `@`.
+    fn name(&self) -> &str {
+        self.node.split('@').next().unwrap_or(&self.node)
+    }
+
     /// Closes every client connection, as a broker restart or a network cut would.
     pub fn close_all_connections(&self) {
         let out = self.rabbitmqctl(&["close_all_connections", "the test cuts the connection"]);

@@ -5,10 +5,12 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use lapin::acker::Acker;
 use lapin::options::BasicNackOptions;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+use super::limit::Limit;
+use super::message::{Tag, sent};
 
 /// Requeues waiting for their time.
 #[derive(Default)]
@@ -32,8 +34,10 @@ impl Held {
 
     /// Requeues the delivery once `after` has passed, or at once on [`flush`](Self::flush).
     /// The delivery stays unacknowledged until then, so the broker counts it against the
-    /// prefetch of the consumer it came to.
-    pub(super) fn requeue(&self, acker: Acker) {
+    /// prefetch of the consumer it came to. One at the delivery limit is counted in `limit`
+    /// when it goes back (by the requeue, or by its channel's closing meanwhile).
+    pub(super) fn requeue(&self, tag: Tag, limit: &Limit) {
+        let limit = limit.clone();
         let (after, flush) = (self.after, self.flush.clone());
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         while waiting.try_join_next().is_some() {}
@@ -43,9 +47,12 @@ impl Held {
                 () = flush.cancelled() => {}
             }
             // A channel that closed meanwhile has given the message back already.
-            if let Err(error) = acker.nack(requeue()).await {
-                tracing::debug!(%error, "a held requeue found its channel closed");
+            match sent(&tag.channel, tag.acker.nack(requeue())).await {
+                Ok(true) => {}
+                Ok(false) => tracing::debug!("a held requeue found its channel closed"),
+                Err(error) => tracing::debug!(%error, "a held requeue failed"),
             }
+            limit.returned(tag.at_limit);
         });
     }
 

@@ -11,10 +11,12 @@ use lapin::options::{
     BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, QueueDeclareOptions,
 };
 use lapin::types::FieldTable;
-use lapin::{Channel, Connection, ConnectionProperties};
+use lapin::{Channel, ChannelStatus, Connection, ConnectionProperties};
 
 use super::AmqpError;
 use super::held::requeue;
+use super::limit::Limit;
+use super::message::sent;
 
 /// The connection, and the consumer while flowing. Only the consumer loop takes it (fetch,
 /// pause, resume are never concurrent); settling goes through each delivery's own handle.
@@ -23,85 +25,141 @@ pub(super) struct Link {
     pub(super) open: Option<(Connection, Channel)>,
     pub(super) consumer: Option<Consuming>,
     pub(super) prefetch: u16,
+    /// The broker cancelled the consumer (the queue was deleted, say): the queue is checked
+    /// (or declared) again before the next `basic.consume`.
+    pub(super) recheck: bool,
+}
+
+/// What to consume, and whether to declare it.
+pub(super) struct Target {
+    pub(super) uri: String,
+    pub(super) queue: String,
+    /// Declared with these on every (re)connection, or checked with a passive declare if `None`.
+    pub(super) declare: Option<(QueueDeclareOptions, FieldTable)>,
+}
+
+impl Target {
+    /// Declares the queue, or checks that it exists: a missing queue is
+    /// [`AmqpError::NoQueue`], and closes the channel.
+    async fn ensure(&self, channel: &Channel) -> Result<(), AmqpError> {
+        let (options, arguments) = match &self.declare {
+            Some((options, arguments)) => (*options, arguments.clone()),
+            None => (
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            ),
+        };
+        channel
+            .queue_declare(&self.queue, options, arguments)
+            .await
+            .map(drop)
+            .map_err(|error| AmqpError::about(&self.queue, error))
+    }
 }
 
 pub(super) struct Consuming {
     pub(super) stream: lapin::Consumer,
+    /// The channel it consumes on.
+    pub(super) channel: ChannelStatus,
     prefetch: u16,
 }
 
 impl Link {
-    /// A fresh connection and channel, after checking that the queue exists.
-    pub(super) async fn connect(&mut self, uri: &str, queue: &str) -> Result<Channel, AmqpError> {
-        self.consumer = None;
+    /// A fresh connection and channel, after checking that the queue exists (or declaring it).
+    /// A connection whose check fails is closed at once: a consumer waiting for its queue asks
+    /// again and again, and leaves no connection behind each time.
+    pub(super) async fn connect(&mut self, target: &Target) -> Result<Channel, AmqpError> {
+        self.lose();
         let properties = ConnectionProperties::default()
             .with_executor(tokio_executor_trait::Tokio::current())
             .with_reactor(tokio_reactor_trait::Tokio::current());
-        let connection = Connection::connect(uri, properties).await?;
-        let channel = connection.create_channel().await?;
-        let passive = QueueDeclareOptions {
-            passive: true,
-            ..QueueDeclareOptions::default()
+        let connection = Connection::connect(&target.uri, properties).await?;
+        let checked = match connection.create_channel().await {
+            Ok(channel) => target.ensure(&channel).await.map(|()| channel),
+            Err(error) => Err(error.into()),
         };
-        channel
-            .queue_declare(queue, passive, FieldTable::default())
-            .await?;
-        self.open = Some((connection, channel.clone()));
-        Ok(channel)
+        match checked {
+            Ok(channel) => {
+                self.open = Some((connection, channel.clone()));
+                self.recheck = false;
+                Ok(channel)
+            }
+            Err(error) => {
+                close_in_background(connection);
+                Err(error)
+            }
+        }
     }
 
     /// The channel, connecting again if the last one was lost.
-    async fn channel(&mut self, uri: &str, queue: &str) -> Result<Channel, AmqpError> {
+    async fn channel(&mut self, target: &Target) -> Result<Channel, AmqpError> {
         match &self.open {
             Some((connection, channel))
                 if connection.status().connected() && channel.status().connected() =>
             {
                 Ok(channel.clone())
             }
-            _ => self.connect(uri, queue).await,
+            _ => self.connect(target).await,
         }
     }
 
     /// The consumer at the prefetch wanted now, started (again) if needed.
     pub(super) async fn consumer(
         &mut self,
-        uri: &str,
-        queue: &str,
+        target: &Target,
+        limit: &Limit,
         given_back: &AtomicU64,
     ) -> Result<&mut Consuming, AmqpError> {
-        let channel = self.channel(uri, queue).await?;
+        let channel = self.channel(target).await?;
         match self.consumer.take() {
             Some(current) if current.prefetch == self.prefetch => {
                 return Ok(self.consumer.insert(current));
             }
-            Some(stale) => stale.cancel(&channel, given_back).await?,
+            Some(stale) => stale.cancel(&channel, limit, given_back).await?,
             None => {}
+        }
+        if self.recheck {
+            target.ensure(&channel).await?;
+            self.recheck = false;
         }
         channel
             .basic_qos(self.prefetch, BasicQosOptions::default())
             .await?;
         let stream = channel
             .basic_consume(
-                queue,
+                &target.queue,
                 "",
                 BasicConsumeOptions::default(),
                 FieldTable::default(),
             )
-            .await?;
+            .await
+            .map_err(|error| AmqpError::about(&target.queue, error))?;
         Ok(self.consumer.insert(Consuming {
             stream,
+            channel: channel.status().clone(),
             prefetch: self.prefetch,
         }))
+    }
+
+    /// The broker cancelled the consumer (`basic.cancel` from the server: the queue was
+    /// deleted): the next fetch checks the queue (or declares it) before consuming again.
+    pub(super) fn cancelled_by_broker(&mut self) {
+        self.consumer = None;
+        self.recheck = true;
     }
 
     /// Stops consuming, if it was.
     pub(super) async fn stop(
         &mut self,
         channel: &Channel,
+        limit: &Limit,
         given_back: &AtomicU64,
     ) -> Result<(), AmqpError> {
         match self.consumer.take() {
-            Some(consuming) => consuming.cancel(channel, given_back).await,
+            Some(consuming) => consuming.cancel(channel, limit, given_back).await,
             None => Ok(()),
         }
     }
@@ -111,25 +169,39 @@ impl Link {
     pub(super) fn lose(&mut self) {
         self.consumer = None;
         if let Some((connection, _)) = self.open.take() {
-            if connection.status().connected() {
-                tokio::spawn(async move {
-                    let _ = connection.close(200, "starting over").await;
-                });
-            }
+            close_in_background(connection);
         }
+    }
+}
+
+/// Closes a connection that is still open, without waiting for the broker's answer.
+fn close_in_background(connection: Connection) {
+    if connection.status().connected() {
+        tokio::spawn(async move {
+            let _ = connection.close(200, "starting over").await;
+        });
     }
 }
 
 impl Consuming {
     /// Cancels the consumer and gives back what the broker pushed that no handler took.
-    async fn cancel(mut self, channel: &Channel, given_back: &AtomicU64) -> Result<(), AmqpError> {
+    async fn cancel(
+        mut self,
+        channel: &Channel,
+        limit: &Limit,
+        given_back: &AtomicU64,
+    ) -> Result<(), AmqpError> {
         let tag = self.stream.tag();
         channel
             .basic_cancel(tag.as_str(), BasicCancelOptions::default())
             .await?;
         // The broker sends nothing after its cancel-ok: what is buffered now is all there is.
         while let Some(Some(Ok(delivery))) = ready(&mut self.stream).await {
-            delivery.acker.nack(requeue()).await?;
+            // Returned either way: by this nack, or by the channel's closing if it fails.
+            limit.returned(limit.at(&delivery.properties));
+            if !sent(channel.status(), delivery.acker.nack(requeue())).await? {
+                return Err(AmqpError::ChannelClosed);
+            }
             given_back.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())

@@ -1,10 +1,36 @@
 //! What a delivery carries to the handler, and the handle it is settled with.
 
-use lapin::BasicProperties;
+use std::future::Future;
+use std::time::Duration;
+
 use lapin::acker::Acker;
 use lapin::types::AMQPValue;
+use lapin::{BasicProperties, ChannelStatus};
 
+use super::AmqpError;
+use super::limit::Limit;
 use crate::source::Delivery;
+
+/// The longest a settlement (`basic.ack`, `nack`, `reject`) waits to be sent. lapin 3.7 was
+/// seen never to answer an ack asked after the broker closed the connection, on a channel whose
+/// consumer had been cancelled (a pause): the handler held its slot for good, and a shutdown
+/// waited on it. The channel's state is checked first; this bounds what that check misses.
+const SETTLE_WITHIN: Duration = Duration::from_secs(10);
+
+/// Sends a settlement of a delivery that came on `channel`: `Ok(true)` once sent, `Ok(false)`
+/// if the channel has closed (the broker took the delivery back with it).
+pub(super) async fn sent(
+    channel: &ChannelStatus,
+    settlement: impl Future<Output = lapin::Result<bool>>,
+) -> Result<bool, AmqpError> {
+    if !channel.connected() {
+        return Ok(false);
+    }
+    match tokio::time::timeout(SETTLE_WITHIN, settlement).await {
+        Ok(answer) => Ok(answer?),
+        Err(_) => Err(AmqpError::Unanswered),
+    }
+}
 
 /// One message as RabbitMQ delivered it.
 #[derive(Debug, Clone)]
@@ -24,12 +50,27 @@ pub struct Message {
 
 /// The handle to settle one delivery with: it belongs to the channel the delivery came on.
 #[derive(Debug, Clone)]
-pub struct Tag(pub(super) Acker);
+pub struct Tag {
+    pub(super) acker: Acker,
+    /// The channel it came on, as lapin sees it.
+    pub(super) channel: ChannelStatus,
+    /// The broker dead-letters this delivery if it goes back: it is at the queue's delivery
+    /// limit.
+    pub(super) at_limit: bool,
+}
 
-pub(super) fn delivery_of(delivery: lapin::message::Delivery) -> Delivery<Message, Tag> {
+pub(super) fn delivery_of(
+    delivery: lapin::message::Delivery,
+    channel: &ChannelStatus,
+    limit: &Limit,
+) -> Delivery<Message, Tag> {
     Delivery {
         attempt: attempt(&delivery.properties, delivery.redelivered),
-        id: Tag(delivery.acker),
+        id: Tag {
+            at_limit: limit.at(&delivery.properties),
+            channel: channel.clone(),
+            acker: delivery.acker,
+        },
         payload: Message {
             body: delivery.data,
             properties: delivery.properties,
@@ -43,16 +84,20 @@ pub(super) fn delivery_of(delivery: lapin::message::Delivery) -> Delivery<Messag
 /// Which delivery this is: a quorum queue counts earlier deliveries in `x-delivery-count`; a
 /// classic queue only says whether there was one.
 fn attempt(properties: &BasicProperties, redelivered: bool) -> u32 {
-    let counted = properties
-        .headers()
-        .as_ref()
-        .and_then(|headers| headers.inner().get("x-delivery-count"))
-        .and_then(count);
-    match counted {
+    match returns(properties) {
         Some(before) => before.saturating_add(1),
         None if redelivered => 2,
         None => 1,
     }
+}
+
+/// The returns a quorum queue counted for this message (`x-delivery-count`), if it says.
+pub(super) fn returns(properties: &BasicProperties) -> Option<u32> {
+    properties
+        .headers()
+        .as_ref()
+        .and_then(|headers| headers.inner().get("x-delivery-count"))
+        .and_then(count)
 }
 
 fn count(value: &AMQPValue) -> Option<u32> {

@@ -4,21 +4,24 @@
 
 mod error;
 mod held;
+mod limit;
 mod link;
 mod message;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use lapin::options::{BasicAckOptions, BasicRejectOptions};
+use lapin::options::{BasicAckOptions, BasicRejectOptions, QueueDeclareOptions};
+use lapin::types::FieldTable;
 use tokio::sync::Mutex;
 
 use crate::source::{Delivery, Settlement, Source, Want};
 pub use error::AmqpError;
 use held::Held;
-use link::{Link, next, ready};
-use message::delivery_of;
+use limit::Limit;
+use link::{Link, Target, next, ready};
 pub use message::{Message, Tag};
+use message::{delivery_of, sent};
 
 /// A RabbitMQ queue consumed with `basic.consume`.
 ///
@@ -37,6 +40,18 @@ pub use message::{Message, Tag};
 ///   dead-letters a message returned more often than that. The attempt number comes from the
 ///   quorum queue's `x-delivery-count` header, or from the `redelivered` flag on a classic
 ///   queue (2 for any redelivery, which is all it tells).
+/// - **Dead letters are counted on every path** once the consumer knows the queue's limit
+///   ([`delivery_limit`](Self::delivery_limit)): those of the handler's word in the consumer's
+///   `Stats::dead_lettered`, those of the broker's limit in `Stats::limit_reached`, so that
+///   `Stats::dead_letters()` agrees with the dead-letter queue. The rule, as RabbitMQ 3.10
+///   keeps it (and the tests measure it): with `x-delivery-limit` N, a message is delivered
+///   N + 1 times; `x-delivery-count` is absent on its first delivery to a consumer (a
+///   `basic.get` says 0), then 1, 2, ... N; every return adds one (a requeue, a message given
+///   back at a pause, and one left unsettled on a channel or connection that closes alike),
+///   and the return that takes it past N dead-letters it instead. So a delivery that arrived
+///   with `x-delivery-count` N or more and goes back, however, is counted as reached. A
+///   delivery at the limit still out when the process dies is dead-lettered by the broker
+///   uncounted: no one is left to count it.
 /// - **Probes take what the broker sends first**: AMQP cannot ask for fresh messages. Where a
 ///   returned message goes decides what that is. A quorum queue (RabbitMQ 3.x, as the tests
 ///   see it) returns it to the back, so each probe round takes other messages and no one
@@ -47,27 +62,73 @@ pub use message::{Message, Tag};
 ///   `log2(max_break / break) + T / max_break` rounds.
 /// - **Losing the connection** fails the fetch; the consumer waits and tries again, and the
 ///   next fetch connects anew. The broker takes back every unsettled delivery of the lost
-///   connection; settling one of those fails with [`AmqpError::ChannelClosed`], recorded
-///   nowhere but in the consumer's `source_errors`.
+///   connection; settling one of those fails with [`AmqpError::ChannelClosed`], at once,
+///   recorded nowhere but in the consumer's `source_errors`. (lapin 3.7 was seen never to
+///   answer a settlement asked after the connection dropped during a pause, so the channel is
+///   checked first, and every settlement is bounded at 10 s, [`AmqpError::Unanswered`]: a
+///   handler in flight when the connection drops frees its slot.)
+/// - **The queue going away** is waited out, never the end of the consumer. A queue deleted
+///   (`rabbitmqctl delete_queue`, a `queue.delete` by its owner) cancels the consumer
+///   (`basic.cancel` from the broker); a queue that is not durable is gone after a restart of
+///   the node, which also drops the connection. Each fetch then fails with
+///   [`AmqpError::NoQueue`] ("the queue ... does not exist"), which the consumer counts in its
+///   `source_errors` and backs off on (100 ms doubling to 10 s), the status still saying it
+///   runs; the first fetch after the queue exists again consumes it, without a restart of the
+///   process. Messages published while the queue did not exist were routed nowhere: they are
+///   the publisher's to send again.
 ///
-/// It consumes a queue that exists (declared by whoever owns the topology); connecting checks
-/// that it does. For `amqps://`, turn on one of `lapin`'s TLS features in your own manifest.
+/// Who declares the queue is the user's choice. [`connect`](Self::connect) consumes a queue
+/// declared by whoever owns the topology: it checks that the queue exists (a passive declare)
+/// on every connection, and while it does not, waits (erroring, as above) until the owner
+/// declares it again: the consumer never makes a queue whose arguments (type, limit,
+/// dead-letter exchange) it does not know. [`declare`](Self::declare) is for a consumer that
+/// owns its queue: it declares it, with the arguments given, on every connection and after
+/// the broker cancels it, so that a deleted queue, or a non-durable one lost with a restart
+/// of the node, comes back by itself. For `amqps://`, turn on one of `lapin`'s TLS features in
+/// your own manifest.
 pub struct AmqpQueue {
-    uri: String,
-    queue: String,
+    target: Target,
     wait: Duration,
     link: Mutex<Link>,
     given_back: AtomicU64,
     held: Held,
+    limit: Limit,
 }
 
 impl AmqpQueue {
     /// Connects to `uri` (`amqp://user:password@host:port/vhost`) to consume `queue`, which
-    /// must exist.
+    /// must exist: declared by whoever owns the topology. A queue that goes away later
+    /// (deleted, or gone with a restart of the node) is waited for: see the type's docs.
     pub async fn connect(uri: &str, queue: &str) -> Result<AmqpQueue, AmqpError> {
+        AmqpQueue::open(uri, queue, None).await
+    }
+
+    /// Connects to `uri` to consume `queue`, declaring it with `options` and `arguments`
+    /// (`x-queue-type`, `x-delivery-limit`, `x-dead-letter-exchange`...) first, and again on
+    /// every connection after a lost one or a cancel by the broker: a queue that is not
+    /// durable, gone with a restart of the node, or one deleted, comes back by itself. The
+    /// declaration must match the queue's if it exists (RabbitMQ refuses a declare whose
+    /// arguments differ with `406 PRECONDITION_FAILED`, which fails here).
+    pub async fn declare(
+        uri: &str,
+        queue: &str,
+        options: QueueDeclareOptions,
+        arguments: FieldTable,
+    ) -> Result<AmqpQueue, AmqpError> {
+        AmqpQueue::open(uri, queue, Some((options, arguments))).await
+    }
+
+    async fn open(
+        uri: &str,
+        queue: &str,
+        declare: Option<(QueueDeclareOptions, FieldTable)>,
+    ) -> Result<AmqpQueue, AmqpError> {
         let source = AmqpQueue {
-            uri: uri.to_owned(),
-            queue: queue.to_owned(),
+            target: Target {
+                uri: uri.to_owned(),
+                queue: queue.to_owned(),
+                declare,
+            },
             wait: Duration::from_secs(1),
             link: Mutex::new(Link {
                 prefetch: 1,
@@ -75,13 +136,9 @@ impl AmqpQueue {
             }),
             given_back: AtomicU64::new(0),
             held: Held::default(),
+            limit: Limit::default(),
         };
-        source
-            .link
-            .lock()
-            .await
-            .connect(&source.uri, &source.queue)
-            .await?;
+        source.link.lock().await.connect(&source.target).await?;
         Ok(source)
     }
 
@@ -103,9 +160,19 @@ impl AmqpQueue {
         self
     }
 
+    /// The queue's `x-delivery-limit`, so that the consumer's count of dead letters agrees
+    /// with the broker's: a delivery that arrives with `x-delivery-count` at `limit` or more
+    /// and goes back (a [`Settlement::Retry`], given back at a pause, or left out when its
+    /// channel closes) is dead-lettered by RabbitMQ, and counted in
+    /// [`limit_reached`](Source::limit_reached). Without it (by default) those are not counted.
+    pub fn delivery_limit(mut self, limit: u32) -> Self {
+        self.limit = Limit::new(limit);
+        self
+    }
+
     /// The queue it consumes.
     pub fn queue(&self) -> &str {
-        &self.queue
+        &self.target.queue
     }
 
     /// Messages the broker had pushed that went back unhandled when the consumer was
@@ -130,7 +197,7 @@ impl AmqpQueue {
         // `InvalidConnectionState`): the broker dropped the consumer and took back what it had
         // out when it closed them, which is what closing is for.
         let stopped = if channel.status().connected() {
-            link.stop(&channel, &self.given_back).await
+            link.stop(&channel, &self.limit, &self.given_back).await
         } else {
             Ok(())
         };
@@ -150,7 +217,7 @@ impl Source for AmqpQueue {
     async fn fetch(&self, want: Want) -> Result<Vec<Delivery<Message, Tag>>, AmqpError> {
         let mut link = self.link.lock().await;
         let consuming = match link
-            .consumer(&self.uri, &self.queue, &self.given_back)
+            .consumer(&self.target, &self.limit, &self.given_back)
             .await
         {
             Ok(consuming) => consuming,
@@ -159,6 +226,7 @@ impl Source for AmqpQueue {
                 return Err(error);
             }
         };
+        let channel = consuming.channel.clone();
         let Ok(first) = tokio::time::timeout(self.wait, next(&mut consuming.stream)).await else {
             return Ok(Vec::new());
         };
@@ -166,11 +234,11 @@ impl Source for AmqpQueue {
         let mut arrived = Some(first);
         while let Some(item) = arrived {
             match item {
-                Some(Ok(delivery)) => fetched.push(delivery_of(delivery)),
-                // Cancelled by the broker (the queue was deleted, say): the next fetch
-                // consumes again.
+                Some(Ok(delivery)) => fetched.push(delivery_of(delivery, &channel, &self.limit)),
+                // Cancelled by the broker (the queue was deleted, say): the next fetch checks
+                // the queue (or declares it) and consumes again.
                 None => {
-                    link.consumer = None;
+                    link.cancelled_by_broker();
                     break;
                 }
                 // What was fetched before the failure is handed out all the same: settling it
@@ -194,24 +262,32 @@ impl Source for AmqpQueue {
         Ok(fetched)
     }
 
-    async fn settle(&self, id: Tag, settlement: Settlement) -> Result<(), AmqpError> {
-        let Tag(acker) = id;
+    async fn settle(&self, tag: Tag, settlement: Settlement) -> Result<(), AmqpError> {
+        let (channel, at_limit) = (&tag.channel, tag.at_limit);
         let sent = match settlement {
-            Settlement::Ack => acker.ack(BasicAckOptions::default()).await?,
-            Settlement::Retry if self.held.delay().is_zero() => acker.nack(held::requeue()).await?,
-            Settlement::Retry => {
-                if !acker.usable() {
-                    return Err(AmqpError::ChannelClosed);
-                }
-                self.held.requeue(acker);
-                true
+            Settlement::Ack => sent(channel, tag.acker.ack(BasicAckOptions::default())).await,
+            Settlement::Retry if self.held.delay().is_zero() => {
+                sent(channel, tag.acker.nack(held::requeue())).await
             }
-            Settlement::DeadLetter => acker.reject(BasicRejectOptions { requeue: false }).await?,
+            Settlement::Retry if tag.acker.usable() && channel.connected() => {
+                // Counted when it goes back.
+                self.held.requeue(tag, &self.limit);
+                return Ok(());
+            }
+            Settlement::Retry => Ok(false),
+            Settlement::DeadLetter => {
+                let reject = BasicRejectOptions { requeue: false };
+                sent(channel, tag.acker.reject(reject)).await
+            }
         };
-        if sent {
-            Ok(())
-        } else {
-            Err(AmqpError::ChannelClosed)
+        // Back to the queue: requeued, or, failed, left out on a channel that closed (the
+        // broker returns what was out on it).
+        let returned = settlement == Settlement::Retry || !matches!(sent, Ok(true));
+        self.limit.returned(at_limit && returned);
+        match sent {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(AmqpError::ChannelClosed),
+            Err(error) => Err(error),
         }
     }
 
@@ -220,7 +296,11 @@ impl Source for AmqpQueue {
         let Some(channel) = link.open.as_ref().map(|(_, channel)| channel.clone()) else {
             return Ok(());
         };
-        if link.stop(&channel, &self.given_back).await.is_err() {
+        if link
+            .stop(&channel, &self.limit, &self.given_back)
+            .await
+            .is_err()
+        {
             // A connection that failed delivers nothing and the broker takes back what it had
             // out: paused all the same. The next fetch connects anew.
             link.lose();
@@ -232,5 +312,9 @@ impl Source for AmqpQueue {
         let mut link = self.link.lock().await;
         link.prefetch = u16::try_from(in_flight).unwrap_or(u16::MAX).max(1);
         Ok(())
+    }
+
+    fn limit_reached(&self) -> u64 {
+        self.limit.reached()
     }
 }
