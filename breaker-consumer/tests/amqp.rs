@@ -650,7 +650,8 @@ async fn a_queue_deleted_and_declared_again_is_consumed_again_without_a_restart(
     // Asking again and again leaves no connection behind: the publisher's and the declaring
     // consumer's only.
     connections_at_most(&server, 2).await;
-    assert_eq!(consumer.status(), Status::Running);
+    // The circuit is closed, but nothing can be handled: degraded, saying why.
+    assert_degraded_for_want_of(&consumer.status(), QUEUE);
 
     // The one that declares its queue has it back by itself.
     until_declared(&server, DECLARED).await;
@@ -669,6 +670,7 @@ async fn a_queue_deleted_and_declared_again_is_consumed_again_without_a_restart(
         },
     )
     .await;
+    assert_eq!(consumer.status(), Status::Running, "fetching again");
     for (consumer, running) in [(&consumer, running), (&declaring, declaring_run)] {
         let stats = running.stop().await;
         consumer.source().close().await.unwrap();
@@ -746,7 +748,7 @@ async fn a_node_restarted_without_a_transient_queue_is_consumed_again_once_it_is
         || waiting.stats().source_errors > errors,
     )
     .await;
-    assert_eq!(waiting.status(), Status::Running);
+    assert_degraded_for_want_of(&waiting.status(), OWNED);
     channel
         .queue_declare(OWNED, transient, FieldTable::default())
         .await
@@ -758,6 +760,7 @@ async fn a_node_restarted_without_a_transient_queue_is_consumed_again_once_it_is
         || handled(&waiting_seen) == 30,
     )
     .await;
+    assert_eq!(waiting.status(), Status::Running, "fetching again");
 
     for (consumer, running) in [(&waiting, waiting_run), (&declaring, declaring_run)] {
         let stats = running.stop().await;
@@ -1109,4 +1112,15 @@ async fn connection_dropped_under_handlers(paused: bool) {
     );
     let queue = settled_record(&server, QUEUE, |q| q.messages == 0).await;
     assert_eq!(queue.messages, 0, "{queue:?} {stats:?}");
+}
+
+/// The status of a consumer whose queue is gone: degraded, naming the queue.
+fn assert_degraded_for_want_of(status: &Status, queue: &str) {
+    let Status::Degraded { reason, .. } = status else {
+        panic!("degraded while its queue is gone, not {status:?}");
+    };
+    assert!(
+        reason.contains(&format!("the queue '{queue}' does not exist")),
+        "{reason}"
+    );
 }
