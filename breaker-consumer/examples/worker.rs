@@ -432,10 +432,12 @@ fn over_amqp(url: &str) {
             AMQPValue::LongString(dead.as_str().into()),
         );
         channel.queue_declare(&queue, durable, arguments).await?;
+        // Told the limit, the consumer counts the broker's dead letters as the broker does.
         let source = AmqpQueue::connect(url, &queue)
             .await?
             .wait(Duration::from_millis(100))
-            .redeliver_after(scenario.scaled(Duration::from_secs(1)));
+            .redeliver_after(scenario.scaled(Duration::from_secs(1)))
+            .delivery_limit(u32::try_from(limit).unwrap_or(0));
         let (publisher, counter) = (channel.clone(), channel);
         let figures = run(
             scenario,
