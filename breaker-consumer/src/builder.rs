@@ -24,8 +24,11 @@ pub struct ConsumerBuilder<S: Source> {
     name: Option<String>,
 }
 
-impl<S: Source> ConsumerBuilder<S> {
-    pub(crate) fn new(source: S, breaker: Arc<Breaker>) -> Self {
+impl<S: Source> Consumer<S> {
+    /// A consumer of `source` guarded by `breaker`. Consumers given the same breaker (the same
+    /// `Arc`, or the one [`registry().get(name)`](breaker_runtime::Registry::get) returns)
+    /// pause and resume together.
+    pub fn builder(source: S, breaker: Arc<Breaker>) -> ConsumerBuilder<S> {
         ConsumerBuilder {
             source,
             breaker,

@@ -11,7 +11,6 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
-use crate::builder::ConsumerBuilder;
 use crate::flow::Flow;
 use crate::handling::{Handout, handle, settle};
 use crate::metrics;
@@ -43,13 +42,6 @@ pub struct Consumer<S: Source> {
 }
 
 impl<S: Source> Consumer<S> {
-    /// A consumer of `source` guarded by `breaker`. Consumers given the same breaker (the same
-    /// `Arc`, or the one [`registry().get(name)`](breaker_runtime::Registry::get) returns)
-    /// pause and resume together.
-    pub fn builder(source: S, breaker: Arc<Breaker>) -> ConsumerBuilder<S> {
-        ConsumerBuilder::new(source, breaker)
-    }
-
     /// The breaker this consumer pulls through.
     pub fn breaker(&self) -> &Arc<Breaker> {
         &self.breaker
@@ -75,7 +67,7 @@ impl<S: Source> Consumer<S> {
     }
 
     /// Its name in logs and metrics: the one given to
-    /// [`ConsumerBuilder::name`], or its breaker's.
+    /// [`ConsumerBuilder::name`](crate::ConsumerBuilder::name), or its breaker's.
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use lapin::BasicProperties;
-
-use super::message::returns;
+use lapin::types::AMQPValue;
 
 /// The quorum queue's `x-delivery-limit`, if known, and how many deliveries at it went back.
 /// Cheap to clone: the clones share the count.
@@ -43,6 +42,28 @@ impl Limit {
     /// Deliveries at the limit that went back: the messages the broker dead-lettered.
     pub(super) fn reached(&self) -> u64 {
         self.reached.load(Ordering::Relaxed)
+    }
+}
+
+/// The returns a quorum queue counted for this message (`x-delivery-count`), if it says.
+pub(super) fn returns(properties: &BasicProperties) -> Option<u32> {
+    properties
+        .headers()
+        .as_ref()
+        .and_then(|headers| headers.inner().get("x-delivery-count"))
+        .and_then(count)
+}
+
+fn count(value: &AMQPValue) -> Option<u32> {
+    match value {
+        AMQPValue::LongLongInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::LongInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::LongUInt(n) => Some(*n),
+        AMQPValue::ShortInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::ShortUInt(n) => Some(u32::from(*n)),
+        AMQPValue::ShortShortInt(n) => u32::try_from(*n).ok(),
+        AMQPValue::ShortShortUInt(n) => Some(u32::from(*n)),
+        _ => None,
     }
 }
 

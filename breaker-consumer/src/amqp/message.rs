@@ -4,11 +4,10 @@ use std::future::Future;
 use std::time::Duration;
 
 use lapin::acker::Acker;
-use lapin::types::AMQPValue;
 use lapin::{BasicProperties, ChannelStatus};
 
 use super::AmqpError;
-use super::limit::Limit;
+use super::limit::{Limit, returns};
 use crate::source::Delivery;
 
 /// The longest a settlement (`basic.ack`, `nack`, `reject`) waits to be sent. lapin 3.7 was
@@ -91,32 +90,10 @@ fn attempt(properties: &BasicProperties, redelivered: bool) -> u32 {
     }
 }
 
-/// The returns a quorum queue counted for this message (`x-delivery-count`), if it says.
-pub(super) fn returns(properties: &BasicProperties) -> Option<u32> {
-    properties
-        .headers()
-        .as_ref()
-        .and_then(|headers| headers.inner().get("x-delivery-count"))
-        .and_then(count)
-}
-
-fn count(value: &AMQPValue) -> Option<u32> {
-    match value {
-        AMQPValue::LongLongInt(n) => u32::try_from(*n).ok(),
-        AMQPValue::LongInt(n) => u32::try_from(*n).ok(),
-        AMQPValue::LongUInt(n) => Some(*n),
-        AMQPValue::ShortInt(n) => u32::try_from(*n).ok(),
-        AMQPValue::ShortUInt(n) => Some(u32::from(*n)),
-        AMQPValue::ShortShortInt(n) => u32::try_from(*n).ok(),
-        AMQPValue::ShortShortUInt(n) => Some(u32::from(*n)),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lapin::types::FieldTable;
+    use lapin::types::{AMQPValue, FieldTable};
 
     fn with_count(value: AMQPValue) -> BasicProperties {
         let mut headers = FieldTable::default();
