@@ -52,35 +52,7 @@ async fn passive(channel: &Channel) -> (u32, u32) {
 
 /// A quorum queue that dead-letters to `orders.dead` after `DELIVERY_LIMIT` returns.
 async fn declare(channel: &Channel) {
-    let durable = QueueDeclareOptions {
-        durable: true,
-        ..QueueDeclareOptions::default()
-    };
-    channel
-        .queue_declare(DEAD, durable, FieldTable::default())
-        .await
-        .unwrap();
-    let mut arguments = FieldTable::default();
-    arguments.insert(
-        "x-queue-type".into(),
-        AMQPValue::LongString("quorum".into()),
-    );
-    arguments.insert(
-        "x-delivery-limit".into(),
-        AMQPValue::LongInt(DELIVERY_LIMIT),
-    );
-    arguments.insert(
-        "x-dead-letter-exchange".into(),
-        AMQPValue::LongString("".into()),
-    );
-    arguments.insert(
-        "x-dead-letter-routing-key".into(),
-        AMQPValue::LongString(DEAD.into()),
-    );
-    channel
-        .queue_declare(QUEUE, durable, arguments)
-        .await
-        .unwrap();
+    declare_limited(channel, QUEUE, DEAD, DELIVERY_LIMIT.unsigned_abs()).await;
 }
 
 async fn publish(channel: &Channel, numbers: std::ops::Range<u32>) {
