@@ -120,7 +120,9 @@ async fn run<S: Source>(
             .probes(2)
             .break_duration(scenario.scaled(Duration::from_secs(5)))
             .max_break_duration(scenario.scaled(Duration::from_secs(20)))
-            .no_timeout()
+            // Ten times a shipment, and shorter than Redis's idle time before a claim, so that
+            // no message still being shipped is claimed by another consumer.
+            .timeout(scenario.scaled(Duration::from_millis(500)))
             .build()
             .expect("a valid configuration"),
     ));
