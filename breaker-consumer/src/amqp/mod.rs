@@ -72,9 +72,9 @@ use message::{delivery_of, sent};
 ///   (`basic.cancel` from the broker); a queue that is not durable is gone after a restart of
 ///   the node, which also drops the connection. Each fetch then fails with
 ///   [`AmqpError::NoQueue`] ("the queue ... does not exist"), which the consumer counts in its
-///   `source_errors` and backs off on (100 ms doubling to 10 s), the status still saying it
-///   runs; the first fetch after the queue exists again consumes it, without a restart of the
-///   process. Messages published while the queue did not exist were routed nowhere: they are
+///   `source_errors` and backs off on (100 ms doubling to 10 s), its status `Degraded` with
+///   that reason; the first fetch after the queue exists again consumes it, without a restart
+///   of the process. Messages published while the queue did not exist were routed nowhere: they are
 ///   the publisher's to send again.
 ///
 /// Who declares the queue is the user's choice. [`connect`](Self::connect) consumes a queue
