@@ -399,10 +399,20 @@ async fn data_lost_under_a_running_consumer(loss: Loss) {
         .unwrap();
     match loss {
         Loss::Restart => {
-            tokio::task::block_in_place(|| {
-                server.kill();
-                server.restart();
-            });
+            tokio::task::block_in_place(|| server.kill());
+            // Redis down: the circuit stays closed, but nothing can be fetched, and the
+            // status says so, and why.
+            wait_until(Duration::from_secs(30), "the consumer degraded", || {
+                matches!(consumer.status(), Status::Degraded { .. })
+            })
+            .await;
+            let status = consumer.status();
+            assert!(
+                matches!(&status, Status::Degraded { reason, .. }
+                    if reason.contains("unreachable") && reason.contains(STREAM)),
+                "{status:?}"
+            );
+            tokio::task::block_in_place(|| server.restart());
             conn = connect(&server).await;
         }
         Loss::Flushall => {
@@ -430,6 +440,11 @@ async fn data_lost_under_a_running_consumer(loss: Loss) {
             group(&mut conn).await
         );
     }
+    assert_eq!(
+        consumer.status(),
+        Status::Running,
+        "{loss:?}: fetching again"
+    );
     // Judged by Redis: the group exists again, was handed the last entry, holds none pending.
     let start = std::time::Instant::now();
     let mut record = group(&mut conn).await;
