@@ -171,6 +171,13 @@ pub enum ConfigError {
         "`max_wait` needs `max_concurrent`: it is how long a call waits for a free slot of the bulkhead"
     )]
     MaxWaitWithoutMaxConcurrent,
+    /// A live breaker's window or probe slots were replaced so many times (16 777 215) that
+    /// there is no room to keep another: every replacement is kept while the breaker lives,
+    /// since a call may still be finishing in it.
+    #[error(
+        "`window` and `probes` cannot change again on this breaker: it keeps every window and probe slots it was given, and has no room for more"
+    )]
+    TooManyReconfigurations,
 }
 
 fn without_retries(field: &str) -> &'static str {
@@ -212,6 +219,7 @@ impl ConfigError {
             ConfigError::BackoffReversed { .. } => "backoff",
             ConfigError::MaxConcurrent { .. } => "max_concurrent",
             ConfigError::MaxWaitWithoutMaxConcurrent => "max_wait",
+            ConfigError::TooManyReconfigurations => "window",
         }
     }
 }

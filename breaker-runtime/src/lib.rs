@@ -177,7 +177,6 @@ pub use breaker_options::{
     Backoff, MAX_CONCURRENT, MAX_RETRIES, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW,
     RetryBudget,
 };
-pub use core::breaker::Breaker;
 pub use core::breaker::counts::Counts;
 #[allow(deprecated)]
 pub use core::breaker::observer::set_call_observer;
@@ -187,6 +186,7 @@ pub use core::breaker::observer::{
 pub use core::breaker::permit::{OwnedPermit, Permit};
 pub use core::breaker::remote::{Heeded, Order};
 pub use core::breaker::snapshot::Snapshot;
+pub use core::breaker::{Breaker, Reconfigured};
 pub use core::call::{Call, OwnedCall};
 pub use core::config::{
     BreakGrowth, Config, ConfigBuilder, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW,

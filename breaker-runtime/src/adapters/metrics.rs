@@ -12,6 +12,7 @@
 //! | `circuit_breaker_retries_total` | counter: a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
 //! | `circuit_breaker_bulkhead_rejected_total` | counter: calls a full bulkhead turned away | `breaker` |
 //! | `circuit_breaker_deadline_exceeded_total` | counter: calls cut by a policy's deadline | `breaker` |
+//! | `circuit_breaker_reconfigurations_total` | counter: changes of a live breaker's options ([`Breaker::reconfigure`](crate::Breaker::reconfigure)) | `breaker` |
 //! | `circuit_breaker_rejected_since_transition` | gauge: calls turned away since the breaker's last transition (the total is `calls_total{outcome="rejected"}`) | `breaker` |
 //! | `circuit_breaker_window_call_duration_seconds` | gauge: the window's call durations ([`Snapshot::mean_duration`](crate::Snapshot::mean_duration)); NaN while unknown | `breaker`, `stat`: mean, max |
 //!
@@ -162,6 +163,10 @@ impl CallObserver for Recorder {
             }
             CallEvent::RetryBudgetExhausted => {
                 metrics::counter!("circuit_breaker_retries_total", "breaker" => name, "outcome" => "budget_exhausted").increment(1);
+            }
+            CallEvent::Reconfigured => {
+                metrics::counter!("circuit_breaker_reconfigurations_total", "breaker" => name)
+                    .increment(1);
             }
             CallEvent::BulkheadFull => {
                 metrics::counter!("circuit_breaker_bulkhead_rejected_total", "breaker" => name)

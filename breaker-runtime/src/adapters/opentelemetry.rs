@@ -13,6 +13,7 @@
 //! | `circuit_breaker.retries` | counter (u64): a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
 //! | `circuit_breaker.bulkhead_rejected` | counter (u64): calls a full bulkhead turned away | `breaker` |
 //! | `circuit_breaker.deadline_exceeded` | counter (u64): calls cut by a policy's deadline | `breaker` |
+//! | `circuit_breaker.reconfigurations` | counter (u64): changes of a live breaker's options | `breaker` |
 //! | `circuit_breaker.rejected_since_transition` | observable gauge (u64): calls turned away since the breaker's last transition ([`Snapshot::rejected_since_transition`](crate::Snapshot::rejected_since_transition); the total is `calls{outcome=rejected}`) | `breaker` |
 //! | `circuit_breaker.window.call.duration` | observable gauge (f64), unit `s`: the window's call durations ([`Snapshot::mean_duration`](crate::Snapshot::mean_duration)), not reported while unknown | `breaker`, `stat`: mean, max |
 //!
@@ -168,6 +169,7 @@ struct Recorder {
     retries: Counter<u64>,
     bulkhead_rejected: Counter<u64>,
     deadline_exceeded: Counter<u64>,
+    reconfigurations: Counter<u64>,
 }
 
 impl Recorder {
@@ -203,6 +205,10 @@ impl Recorder {
                 .u64_counter("circuit_breaker.deadline_exceeded")
                 .with_description("Calls cut by a policy's deadline")
                 .build(),
+            reconfigurations: meter
+                .u64_counter("circuit_breaker.reconfigurations")
+                .with_description("Changes of a live breaker's options")
+                .build(),
         }
     }
 }
@@ -235,6 +241,7 @@ impl CallObserver for Recorder {
             }
             CallEvent::BulkheadFull => self.bulkhead_rejected.add(1, &[name]),
             CallEvent::DeadlineExceeded => self.deadline_exceeded.add(1, &[name]),
+            CallEvent::Reconfigured => self.reconfigurations.add(1, &[name]),
         }
     }
 }

@@ -4,12 +4,12 @@
 #[cfg(not(breaker_loom))]
 pub(crate) use portable_atomic::AtomicU128;
 #[cfg(not(breaker_loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicU64, Ordering, fence};
 #[cfg(not(breaker_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
 #[cfg(breaker_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering, fence};
 #[cfg(breaker_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 
@@ -28,6 +28,14 @@ impl AtomicU128 {
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn swap(&self, new: u128, _: Ordering) -> u128 {
+        let mut value = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        std::mem::replace(&mut *value, new)
     }
 
     pub(crate) fn compare_exchange_weak(

@@ -366,7 +366,7 @@ where
         }
     }
 
-    if let Some(limit) = permit.breaker().config().timeout() {
+    if let Some(limit) = permit.breaker().timeout() {
         if expired(this.deadline, permit.started(), limit, cx) {
             *this.stage = Stage::Done;
             this.body.set(None);

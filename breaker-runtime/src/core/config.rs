@@ -56,6 +56,14 @@ pub struct Config {
     slow_call: u64,
 }
 
+/// How many words [`Config::words`] takes, and where each option is among them.
+pub(crate) const WORDS: usize = 7;
+pub(crate) const WORD_CALLS: usize = 1;
+pub(crate) const WORD_WINDOW: usize = 2;
+pub(crate) const WORD_TIMEOUT: usize = 3;
+pub(crate) const WORD_BREAK: usize = 4;
+pub(crate) const WORD_SLOW_CALL: usize = 6;
+
 /// Marks `Config::window` as a time window's span.
 const TIME_WINDOW: u64 = 1 << 63;
 
@@ -87,6 +95,16 @@ const fn nanos_or_zero(d: Option<Duration>) -> u64 {
     match d {
         Some(d) => nanos(d),
         None => 0,
+    }
+}
+
+/// The window a [`Config::words`] window word describes.
+pub(crate) fn window_of(word: u64) -> Window {
+    if word & TIME_WINDOW == 0 {
+        // A count window's size is at most MAX_COUNT_WINDOW, so the cast is exact.
+        Window::Count(word as u32)
+    } else {
+        Window::Time(Duration::from_nanos(word & !TIME_WINDOW))
     }
 }
 
@@ -201,12 +219,7 @@ impl Config {
     }
     /// The sliding window the rates are judged over.
     pub fn window(&self) -> Window {
-        if self.window & TIME_WINDOW == 0 {
-            // A count window's size is at most MAX_COUNT_WINDOW, so the cast is exact.
-            Window::Count(self.window as u32)
-        } else {
-            Window::Time(Duration::from_nanos(self.window & !TIME_WINDOW))
-        }
+        window_of(self.window)
     }
     /// How many outcomes the window must hold before the rates are judged.
     pub fn min_calls(&self) -> u32 {
@@ -252,18 +265,6 @@ impl Config {
         self.slow_threshold
     }
 
-    /// `slow_call` in nanoseconds, 0 when off: what the hot path compares against.
-    #[inline]
-    pub(crate) fn slow_call_nanos(&self) -> u64 {
-        self.slow_call
-    }
-
-    /// `break_duration` in nanoseconds: what a half-open probe is timed against.
-    #[inline]
-    pub(crate) fn break_nanos(&self) -> u64 {
-        self.break_duration
-    }
-
     /// The break after `failed_probes` failed probes in a row, in nanoseconds: grown by the
     /// growth factor for each, up to the cap, then the jitter added (so a break is never
     /// shorter than `break_duration`, and at most the cap plus its jitter).
@@ -302,6 +303,62 @@ impl Config {
     fn most_jitter(&self, nanos: u64) -> Duration {
         // At most the break itself (10 000 hundredths of a percent), so it cannot overflow.
         Duration::from_nanos((u128::from(nanos) * u128::from(self.break_jitter) / 10_000) as u64)
+    }
+
+    /// The configuration as the words a live breaker keeps it in ([`LiveConfig`]): every
+    /// option but the name, each word at its index below.
+    ///
+    /// [`LiveConfig`]: crate::core::live_config::LiveConfig
+    pub(crate) fn words(&self) -> [u64; WORDS] {
+        [
+            u64::from(self.threshold.ppm()) | u64::from(self.slow_threshold.ppm()) << 32,
+            u64::from(self.calls)
+                | u64::from(self.break_growth) << 32
+                | u64::from(self.break_jitter) << 48,
+            self.window,
+            self.timeout,
+            self.break_duration,
+            self.max_break_duration,
+            self.slow_call,
+        ]
+    }
+
+    /// Whether `failures` and `slow` of `calls` outcomes reach the thresholds the configuration
+    /// in `words` sets, once the window holds `min_calls`: the rule a closed circuit opens by,
+    /// read from the words without building a configuration (and cloning its name).
+    pub(crate) fn trips(words: &[u64; WORDS], calls: u32, failures: u32, slow: u32) -> bool {
+        let threshold = Rate::from_ppm(words[0] as u32);
+        let slow_threshold = Rate::from_ppm((words[0] >> 32) as u32);
+        let min_calls = words[WORD_CALLS] as u32 & MIN_CALLS_BITS;
+        calls >= min_calls
+            && (threshold.reached_by(failures, calls)
+                || (words[WORD_SLOW_CALL] > 0 && slow_threshold.reached_by(slow, calls)))
+    }
+
+    /// The configuration `words` hold, under `name`: the inverse of [`words`](Self::words).
+    pub(crate) fn from_words(name: Name, words: [u64; WORDS]) -> Config {
+        let [
+            rates,
+            calls,
+            window,
+            timeout,
+            break_duration,
+            max_break_duration,
+            slow_call,
+        ] = words;
+        Config {
+            name,
+            threshold: Rate::from_ppm(rates as u32),
+            slow_threshold: Rate::from_ppm((rates >> 32) as u32),
+            calls: calls as u32,
+            break_growth: (calls >> 32) as u16,
+            break_jitter: (calls >> 48) as u16,
+            window,
+            timeout,
+            break_duration,
+            max_break_duration,
+            slow_call,
+        }
     }
 
     /// Whether everything but the name agrees: two declarations of one breaker must.

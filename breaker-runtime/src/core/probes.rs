@@ -194,6 +194,13 @@ impl Probes {
         self.slots.len() == 1
     }
 
+    /// How many probes may hold a slot at once, and how many successes in a row close the
+    /// circuit: the `probes` these slots were made for.
+    pub(crate) fn capacity(&self) -> u32 {
+        // At most MAX_PROBES slots, so the cast is exact.
+        self.slots.len() as u32
+    }
+
     /// Bytes on the heap behind the slots.
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.slots)

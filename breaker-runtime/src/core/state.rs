@@ -85,6 +85,7 @@ impl fmt::Display for State {
 /// | 10 | somebody subscribed to this breaker's transitions |
 /// | 11 | the breaker is listed in the registry, whose listeners hear it too |
 /// | 12 | shadow mode: what would be rejected runs instead |
+/// | 13 | a reconfiguration replaced the window or the probe slots: they are found beside it |
 /// | 16-23 | failed probes in a row since the circuit last closed (saturating): the break grows with them |
 /// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,10 +97,11 @@ const COUNTED: u64 = 1 << 9;
 const LISTENED: u64 = 1 << 10;
 const REGISTERED: u64 = 1 << 11;
 const SHADOW: u64 = 1 << 12;
+const REPLACED: u64 = 1 << 13;
 const FAILED_SHIFT: u32 = 16;
 const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
 /// What every later word keeps (failed probes only until the circuit closes).
-const KEPT: u64 = COUNTED | LISTENED | REGISTERED | SHADOW | FAILED_PROBES;
+const KEPT: u64 = COUNTED | LISTENED | REGISTERED | SHADOW | REPLACED | FAILED_PROBES;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -129,6 +131,16 @@ impl Word {
 
     /// The bit that marks a breaker in shadow mode, set and cleared under the lock.
     pub(crate) const SHADOW_BIT: u64 = SHADOW;
+
+    /// The bit that marks a breaker whose window or probe slots a reconfiguration replaced, set
+    /// once, under the lock, after the replacement is in place.
+    pub(crate) const REPLACED_BIT: u64 = REPLACED;
+
+    /// Whether a reconfiguration replaced the window or the probe slots.
+    #[inline]
+    pub(crate) const fn replaced(self) -> bool {
+        self.0 & REPLACED != 0
+    }
 
     /// Whether the breaker is in shadow mode: it never rejects.
     #[inline]

@@ -1,6 +1,7 @@
 //! Admission: a permit for the call, or the rejection to answer with.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::base::clock::{self, Nanos};
 use crate::base::sync::Ordering;
@@ -221,8 +222,11 @@ impl Breaker {
             next = next.with_coarse_clock();
         }
         let generation = next.generation();
-        self.probes.begin(generation);
-        let Some(id) = self.probes.admit(generation, now, self.give_up_after(seen)) else {
+        self.probes().begin(generation);
+        let Some(id) = self
+            .probes()
+            .admit(generation, now, self.give_up_after(seen))
+        else {
             return Some(Err(self.half_open_full()));
         };
         let listeners = || {
@@ -232,7 +236,7 @@ impl Breaker {
         };
         let change = Change::local(Tally::EMPTY, now);
         let Some(announcement) = self.publish(seen, next, change, listeners) else {
-            self.probes.release(generation, id);
+            self.probes().release(generation, id);
             return None;
         };
         self.emit(announcement);
@@ -248,7 +252,7 @@ impl Breaker {
     fn admit_probe(&self, word: Word) -> Result<Permit<'_>, BreakerError> {
         let generation = word.generation();
         match self
-            .probes
+            .probes()
             .admit(generation, self.probe_clock(word), self.give_up_after(word))
         {
             Some(id) => {
@@ -262,14 +266,15 @@ impl Breaker {
     /// The rejection of a call beyond the probes, with the latest a slot can take to free up.
     #[cold]
     fn half_open_full(&self) -> BreakerError {
+        let break_duration = Duration::from_nanos(self.config.break_nanos());
         let held = match self.config.timeout() {
-            Some(timeout) => timeout.min(self.config.break_duration()),
-            None => self.config.break_duration(),
+            Some(timeout) => timeout.min(break_duration),
+            None => break_duration,
         };
         let ms = held.as_nanos().div_ceil(1_000_000);
         BreakerError::HalfOpenFull {
             breaker: self.name().clone(),
-            probes: self.config.probes(),
+            probes: self.probes().capacity(),
             retry_after_ms: u32::try_from(ms).unwrap_or(u32::MAX),
         }
     }

@@ -14,6 +14,7 @@
 //! | `record.rs` | an outcome into the window or the probe run |
 //! | `transition.rs` | every change of state, and its announcement |
 //! | `command.rs` | force open, disable, reset, half-open, mode, subscribe |
+//! | `reconfigure.rs` | new options for a live breaker, keeping its state and window |
 //! | `remote.rs` | orders from outside (a fleet), dropped when stale |
 //! | `wait.rs` | waiting for admission, on tokio's clock |
 //! | `counts.rs` | monotonic outcome counts, for export, and rejections |
@@ -31,6 +32,7 @@ use crate::base::name::Name;
 use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::core::config::{Config, Mode};
 use crate::core::events::Listeners;
+use crate::core::live_config::LiveConfig;
 use crate::core::opening::Opened;
 use crate::core::probes::Probes;
 use crate::core::state::{State, Word};
@@ -43,6 +45,7 @@ mod durations;
 pub(crate) mod kind;
 pub(crate) mod observer;
 pub(crate) mod permit;
+mod reconfigure;
 mod record;
 pub(crate) mod remote;
 pub(crate) mod snapshot;
@@ -51,6 +54,8 @@ mod wait;
 
 use counts::Counters;
 use durations::Durations;
+pub use reconfigure::Reconfigured;
+use reconfigure::Replaced;
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.
@@ -80,11 +85,14 @@ pub struct Breaker {
     state: AtomicU64,
     /// When the open circuit admits its next probe; written before the state word announces Open.
     open_until: AtomicU64,
+    /// The window it was built with. A reconfiguration may replace it with one of another size
+    /// or kind, found beside the others it replaced (`reconfigure.rs`), while this stays.
     window: Window,
+    /// Likewise, the probe slots.
     probes: Probes,
     /// Clock reading of the last transition (at least 1), or 0 if there was none.
     last_transition: AtomicU64,
-    config: Config,
+    config: LiveConfig,
     cold: Mutex<Cold>,
     /// What only the seams to the outside use (counting, waiting, orders), allocated by the
     /// first of them: most breakers never need it.
@@ -104,6 +112,9 @@ struct Outside {
     /// The generation of the last order applied ([`Breaker::apply_order`]), plus one: 0 for
     /// none. Read and written under the cold lock.
     last_order: AtomicU64,
+    /// What reconfigurations made: the windows and probe slots that replaced the breaker's
+    /// own, the sequence number of its configuration's writers, and the changes so far.
+    replaced: OnceLock<Box<Replaced>>,
 }
 
 /// What only the rare paths touch.
@@ -132,7 +143,7 @@ impl Breaker {
                 opened: None,
             }),
             outside: OnceLock::new(),
-            config,
+            config: LiveConfig::new(config),
         }
     }
 
@@ -141,9 +152,78 @@ impl Breaker {
         self.config.name()
     }
 
-    /// The breaker's configuration.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The configuration in force: the one it was built with, or the last one
+    /// [`reconfigure`](Self::reconfigure) gave it. (A copy: a reconfiguration may replace it
+    /// at any time.)
+    pub fn config(&self) -> Config {
+        Config::from_words(self.name().clone(), self.config_words())
+    }
+
+    /// The words of the configuration in force, never half of one configuration and half of
+    /// the next.
+    fn config_words(&self) -> [u64; crate::core::config::WORDS] {
+        let sequence = || {
+            self.replaced()
+                .map_or(0, |r| r.sequence.load(Ordering::Acquire))
+        };
+        self.config.try_words(sequence).unwrap_or_else(|| {
+            let _writer_done = self.cold();
+            self.config.settled_words()
+        })
+    }
+
+    /// The rule that opens the circuit, by the configuration in force.
+    fn trips(&self, calls: u32, failures: u32, slow: u32) -> bool {
+        Config::trips(&self.config_words(), calls, failures, slow)
+    }
+
+    /// The call's timeout by the configuration in force.
+    #[inline]
+    pub(crate) fn timeout(&self) -> Option<std::time::Duration> {
+        self.config.timeout()
+    }
+
+    fn replaced(&self) -> Option<&Replaced> {
+        self.outside.get()?.replaced.get().map(|r| &**r)
+    }
+
+    /// The window in force.
+    #[inline]
+    fn window(&self) -> &Window {
+        // Acquire pairs with the Release that sets the mark once the replacement is in place.
+        if Word(self.state.load(Ordering::Acquire)).replaced() {
+            self.replaced_window()
+        } else {
+            &self.window
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn replaced_window(&self) -> &Window {
+        match self.replaced() {
+            Some(r) => r.windows.get(&self.window),
+            None => &self.window,
+        }
+    }
+
+    /// The probe slots in force.
+    #[inline]
+    fn probes(&self) -> &Probes {
+        if Word(self.state.load(Ordering::Acquire)).replaced() {
+            self.replaced_probes()
+        } else {
+            &self.probes
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn replaced_probes(&self) -> &Probes {
+        match self.replaced() {
+            Some(r) => r.probes.get(&self.probes),
+            None => &self.probes,
+        }
     }
 
     /// The breaker's state now. An open circuit whose break has passed still reads `Open` until
@@ -174,7 +254,11 @@ impl Breaker {
                 .durations
                 .get()
                 .map_or(0, |d| size_of::<Durations>() + d.heap_bytes());
-            size_of::<Outside>() + o.counters.heap_bytes() + durations
+            let replaced = o
+                .replaced
+                .get()
+                .map_or(0, |r| r.bytes(&self.window, &self.probes));
+            size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced
         })
     }
 
@@ -190,7 +274,7 @@ impl fmt::Debug for Breaker {
         f.debug_struct("Breaker")
             .field("name", self.name())
             .field("state", &self.state())
-            .field("config", &self.config)
+            .field("config", &self.config())
             .finish_non_exhaustive()
     }
 }
@@ -242,10 +326,12 @@ mod footprint {
             "counting needs nothing more"
         );
         let shards = breaker.outside.get().unwrap().counters.heap_bytes();
-        // The counts' shards, the waiters, the last order, and the durations' ring once a call
-        // is timed (8 bytes more than before the ring: the struct above has no room for it).
+        // The counts' shards, the waiters, the last order, the durations' ring once a call
+        // is timed (8 bytes more than before the ring: the struct above has no room for it),
+        // and what reconfigurations make once one is made (16 more: the struct above keeps its
+        // size, and a breaker never reconfigured finds its window and probes where it did).
         assert!(
-            outside - shards <= 72,
+            outside - shards <= 88,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );

@@ -45,6 +45,10 @@ pub enum CallEvent {
     /// A [`Policy`](crate::Policy)'s deadline passed before the call's attempts ended: the
     /// attempt in flight was cancelled (and ends as `Cancelled`).
     DeadlineExceeded,
+    /// Not a call: the breaker was given new options
+    /// ([`Breaker::reconfigure`](crate::Breaker::reconfigure)). The values before and after are
+    /// in [`Breaker::last_reconfigured`](crate::Breaker::last_reconfigured).
+    Reconfigured,
 }
 
 /// How an admitted call ended.

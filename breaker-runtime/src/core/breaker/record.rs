@@ -10,7 +10,7 @@ use crate::core::breaker::observer::{self, CallEvent, Ending};
 use crate::core::breaker::transition::Change;
 use crate::core::probes::ProbeId;
 use crate::core::state::State;
-use crate::core::window::{Outcome, Tally};
+use crate::core::window::{Moved, Outcome, Tally};
 
 impl Breaker {
     /// Records how a call admitted as `kind` ended. Ignored and cancelled calls record nothing,
@@ -21,13 +21,13 @@ impl Breaker {
         // closed circuit into a count window already full of successes changes nothing. (No
         // start time means no slow-call detection and no observer when the call was admitted.)
         if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
-            if self.window.is_full_of_successes(generation) && !observer::installed() {
+            if self.window().is_full_of_successes(generation) && !observer::installed() {
                 return;
             }
         }
         // The same success on a counted breaker adds one to its thread's count and no more.
         if let (Kind::Counted { generation }, Ending::Success, None) = (kind, ending, started) {
-            if self.window.is_full_of_successes(generation) && !observer::installed() {
+            if self.window().is_full_of_successes(generation) && !observer::installed() {
                 self.count(Outcome::Success);
                 return;
             }
@@ -106,19 +106,39 @@ impl Breaker {
     // Always: the count window's path through `finish_and_record` is measured with it inlined.
     #[inline(always)]
     fn record_closed(&self, generation: u32, outcome: Outcome) {
-        let tally = self
-            .window
-            .record(generation, outcome, || self.generation());
+        let tally = match self
+            .window()
+            .record(generation, outcome, || self.generation())
+        {
+            Ok(tally) => tally,
+            Err(Moved) => self.record_moved(generation, outcome),
+        };
         if let Some(tally) = tally.filter(|t| self.should_open(*t)) {
             self.trip(generation, tally);
         }
     }
 
+    /// Records an outcome that found its window sealed: a reconfiguration is replacing it, and
+    /// holds the lock until its successor is in place. Waiting for that lock (for a copy of at
+    /// most a window's outcomes) rather than spinning, the outcome then records in the window in
+    /// force; should another reconfiguration have sealed that one meanwhile, it waits again.
+    #[cold]
+    #[inline(never)]
+    fn record_moved(&self, generation: u32, outcome: Outcome) -> Option<Tally> {
+        loop {
+            drop(self.cold());
+            match self
+                .window()
+                .record(generation, outcome, || self.generation())
+            {
+                Ok(tally) => return tally,
+                Err(Moved) => continue,
+            }
+        }
+    }
+
     fn should_open(&self, t: Tally) -> bool {
-        t.calls >= self.config.min_calls()
-            && (self.config.threshold().reached_by(t.failures, t.calls)
-                || (self.config.slow_call_nanos() > 0
-                    && self.config.slow_threshold().reached_by(t.slow, t.calls)))
+        self.trips(t.calls, t.failures, t.slow)
     }
 
     #[cold]
@@ -147,8 +167,8 @@ impl Breaker {
         match outcome {
             None => self.give_back(generation, id),
             Some(Outcome::Success) => {
-                let run = self.probes.succeeded(generation);
-                if run.is_some_and(|run| run >= self.config.probes()) {
+                let run = self.probes().succeeded(generation);
+                if run.is_some_and(|run| run >= self.probes().capacity()) {
                     self.end_half_open(generation, State::Closed);
                 } else {
                     self.give_back(generation, id);
@@ -161,7 +181,7 @@ impl Breaker {
 
     /// Frees a probe's slot for the next probe, and wakes whoever waits for one.
     fn give_back(&self, generation: u32, id: ProbeId) {
-        self.probes.release(generation, id);
+        self.probes().release(generation, id);
         self.wake_waiters();
     }
 

@@ -80,6 +80,9 @@ pub struct Snapshot {
     pub mean_duration: Option<Duration>,
     /// The longest of the window's calls: see [`mean_duration`](Self::mean_duration).
     pub max_duration: Option<Duration>,
+    /// When the configuration last changed ([`Breaker::reconfigure`]); `None` if it never has.
+    /// The configuration in force is [`config`](Self::config).
+    pub config_changed: Option<Instant>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -102,6 +105,7 @@ impl fmt::Debug for Snapshot {
             rejected_since_transition,
             mean_duration,
             max_duration,
+            config_changed,
         } = self;
         // One moment for both instants, so that they read consistently with each other.
         let now = clock::now_instant();
@@ -123,6 +127,7 @@ impl fmt::Debug for Snapshot {
             .field("rejected_since_transition", rejected_since_transition)
             .field("mean_duration", mean_duration)
             .field("max_duration", max_duration)
+            .field("config_changed", &age(config_changed))
             .finish()
     }
 }
@@ -151,23 +156,24 @@ impl Breaker {
         let word = self.word();
         let last_transition = NonZeroU64::new(self.last_transition.load(Ordering::Relaxed));
         let probes_in_flight = match word.state() {
-            State::HalfOpen => self.probes.in_flight(
+            State::HalfOpen => self.probes().in_flight(
                 word.generation(),
                 self.probe_clock(word),
                 self.give_up_after(word),
             ),
             _ => 0,
         };
-        let (opened, last_opened) = {
+        let (opened, last_opened, config_changed) = {
             let cold = self.cold();
             let opened = cold.opened.as_deref();
             (
                 opened.map(|o| o.evidence),
-                opened.map(|o| o.opening(&self.config)),
+                opened.map(|o| o.opening(&self.config.settled())),
+                self.replaced().and_then(|r| r.changed_at()),
             )
         };
         let tally = match word.state() {
-            State::Closed => self.window.tally(word.generation()),
+            State::Closed => self.window().tally(word.generation()),
             State::Open => opened
                 .and_then(|o| o.tally_during(word.generation()))
                 .unwrap_or(Tally::EMPTY),
@@ -180,7 +186,7 @@ impl Breaker {
         let next_probe_at = (word.state() == State::Open)
             .then(|| clock::to_instant(self.open_until.load(Ordering::Relaxed)));
         Snapshot {
-            config: self.config.clone(),
+            config: self.config(),
             state: word.state(),
             mode: word.mode(),
             calls: tally.calls,
@@ -196,6 +202,7 @@ impl Breaker {
             rejected_since_transition,
             mean_duration: durations.map(|d| d.mean),
             max_duration: durations.map(|d| d.max),
+            config_changed,
         }
     }
 
@@ -209,7 +216,7 @@ impl Breaker {
         if word.state() != State::Open || until != probe {
             return None;
         }
-        Some(cold.opened.as_deref()?.opening(&self.config))
+        Some(cold.opened.as_deref()?.opening(&self.config.settled()))
     }
 
     /// The summary of the durations the window's calls took: those of the closed period now,

@@ -34,17 +34,19 @@ impl Breaker {
             origin,
         } = change;
         let mut next = from.next(to);
+        // Under the lock, which every reconfiguration holds: one configuration, whole.
+        let config = self.config.settled();
+        self.apply_pending(cold, to);
         match to {
             State::Closed => {
-                self.window.reset(next.generation());
+                self.window().reset(next.generation());
                 self.restart_durations(now);
             }
             State::Open => {
                 if from.state() == State::HalfOpen && open_for.is_none() {
                     next = next.with_failed_probe();
                 }
-                let pause =
-                    open_for.unwrap_or_else(|| self.config.break_after(next.failed_probes()));
+                let pause = open_for.unwrap_or_else(|| config.break_after(next.failed_probes()));
                 // Relaxed: published by the word's Release below.
                 self.open_until
                     .store(now.saturating_add(pause), Ordering::Relaxed);
@@ -54,7 +56,7 @@ impl Breaker {
             }
             // The first call after the break begins half-open without the lock
             // (`probe_after_break`); an order from outside begins it here.
-            State::HalfOpen => self.probes.begin(next.generation()),
+            State::HalfOpen => self.probes().begin(next.generation()),
             State::ForcedOpen | State::Disabled => {}
         }
         if matches!(to, State::Open | State::HalfOpen | State::ForcedOpen) {
@@ -64,7 +66,7 @@ impl Breaker {
         let announcement = self.publish(from, next, change, || listeners)?;
         let period = (now, next.generation());
         let before = cold.opened.as_deref().map(|o| o.evidence);
-        let judged = (&self.config, origin == Origin::Ordered);
+        let judged = (&config, origin == Origin::Ordered);
         if let Some(evidence) = Evidence::of((from.state(), to), tally, period, before, judged) {
             // A new opening: its failure's message is the caller's to tell (`note_failure`).
             match &mut cold.opened {

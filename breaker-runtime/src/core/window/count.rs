@@ -27,7 +27,7 @@
 //! words) is published by the breaker's state word, which recorders read with `Acquire` before
 //! they get here.
 
-use super::{Outcome, Tally};
+use super::{Moved, Outcome, Recorded, Tally};
 use crate::base::sync::{AtomicU64, Ordering};
 
 /// Generation bits kept in the tally word: a recorder stalled across 4 million transitions could
@@ -47,6 +47,10 @@ const CODE_SLOW: u64 = 3;
 /// A fresh word: the largest generation (no period's until millions of transitions in, and its
 /// slots are empty anyway).
 const WORD_UNWRITTEN: u64 = (GEN_MASK as u64) << (2 * SLOTS_PER_WORD);
+/// A slot word, or the tallies, of a window a reconfiguration replaced ([`CountWindow::seal`]):
+/// a recorder that meets it writes nothing and records again in the window in force. (Read as
+/// a word, the largest generation with every slot slow; as tallies, counts no period has.)
+const SEALED: u64 = u64::MAX;
 
 const _: () = assert!(2 * SLOTS_PER_WORD as u32 + GEN_BITS <= 64);
 
@@ -88,17 +92,20 @@ impl CountWindow {
         generation: u32,
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
-    ) -> Option<Tally> {
+    ) -> Recorded {
         let tallies = self.tallies.load(Ordering::Relaxed);
         if gen_of(tallies) != generation & GEN_MASK {
+            if tallies == SEALED {
+                return Err(Moved);
+            }
             // The period is over: a late outcome is recorded nowhere and claims no position.
-            return None;
+            return Ok(None);
         }
         if outcome == Outcome::Success && tallies == self.full_of_successes(generation) {
             // Every slot holds a success, so one more success changes neither the counts nor
             // which outcomes the window holds: there is nothing to write. This is the steady
             // state of a healthy dependency, and it costs one load.
-            return None;
+            return Ok(None);
         }
         self.write(generation, outcome, current_generation)
     }
@@ -108,19 +115,28 @@ impl CountWindow {
         generation: u32,
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
-    ) -> Option<Tally> {
-        let index = self.claim(generation)?;
+    ) -> Recorded {
+        let Some(index) = self.claim(generation) else {
+            return Ok(None);
+        };
         let word = self.word(index);
         let shift = 2 * (index % SLOTS_PER_WORD);
         let gen_tag = u64::from(generation & GEN_MASK);
 
         let mut seen = word.load(Ordering::Relaxed);
-        if seen >> (2 * SLOTS_PER_WORD) == gen_tag && (seen >> shift) & 3 == encode(outcome) {
+        if seen != SEALED
+            && seen >> (2 * SLOTS_PER_WORD) == gen_tag
+            && (seen >> shift) & 3 == encode(outcome)
+        {
             // The slot already says what we would write: the window holds the same outcomes
             // in the same places whether we write or not, so we don't.
-            return None;
+            return Ok(None);
         }
         let evicted = loop {
+            if seen == SEALED {
+                // Replaced before our write: nothing of ours is in what the seal carried over.
+                return Err(Moved);
+            }
             let codes = if seen >> (2 * SLOTS_PER_WORD) == gen_tag {
                 seen & CODES_MASK
             } else if current_generation() == generation {
@@ -129,7 +145,7 @@ impl CountWindow {
                 // while our period lasts; the CAS fails if a later period's recorder got here first.
                 CODE_EMPTY
             } else {
-                return None;
+                return Ok(None);
             };
             let evicted = decode((codes >> shift) & 3);
             let next = (gen_tag << (2 * SLOTS_PER_WORD))
@@ -141,15 +157,16 @@ impl CountWindow {
             }
         };
         if evicted == Some(outcome) {
-            return None;
+            return Ok(None);
         }
 
         let mut word = self.tallies.load(Ordering::Relaxed);
         loop {
             if gen_of(word) != generation & GEN_MASK {
-                // The period ended. Our slot write is tagged with the old generation and so
-                // reads as empty to the new one.
-                return None;
+                // The period ended: our slot write is tagged with the old generation and so
+                // reads as empty to the new one. Or the window was sealed after our slot was
+                // written, and the seal carried our outcome over with the slot.
+                return Ok(None);
             }
             let mut fields = unpack(word);
             if evicted.is_none() {
@@ -166,7 +183,7 @@ impl CountWindow {
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return consistent(unpack(next)),
+                Ok(_) => return Ok(consistent(unpack(next))),
                 Err(actual) => word = actual,
             }
         }
@@ -237,6 +254,67 @@ impl CountWindow {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.cells)
+    }
+
+    /// Seals the window that a reconfiguration replaces, and returns the outcomes of the period
+    /// of `generation` it held, oldest first.
+    ///
+    /// Every slot word is sealed before the tallies, each with one swap. A recorder whose slot
+    /// write came first has its outcome in what the swap returned, and whatever it does next
+    /// (its tally update fails on the sealed tallies, or lands before them) changes nothing
+    /// carried over; a recorder that comes after finds the seal before writing anything, and
+    /// records again in the window in force. So an outcome racing the seal is carried over, or
+    /// recorded anew, and never both.
+    pub(crate) fn seal(&self, generation: u32) -> Vec<Outcome> {
+        let words: Vec<u64> = self.cells[1..]
+            .iter()
+            .map(|word| word.swap(SEALED, Ordering::Relaxed))
+            .collect();
+        self.tallies.swap(SEALED, Ordering::Relaxed);
+        let size = self.size as usize;
+        let oldest = cursor_position(self.cursor().load(Ordering::Relaxed)) % size;
+        let tag = u64::from(generation & GEN_MASK);
+        (0..size)
+            .map(|k| (oldest + k) % size)
+            .filter_map(|index| {
+                let word = words[index / SLOTS_PER_WORD];
+                if word >> (2 * SLOTS_PER_WORD) != tag {
+                    return None;
+                }
+                decode((word >> (2 * (index % SLOTS_PER_WORD))) & 3)
+            })
+            .collect()
+    }
+
+    /// A window of `size` for the period of `generation`, holding the newest `size` of
+    /// `outcomes` (oldest first), in their order.
+    pub(crate) fn holding(size: u32, generation: u32, outcomes: &[Outcome]) -> CountWindow {
+        let window = CountWindow::new(size, generation);
+        let kept = &outcomes[outcomes.len().saturating_sub(window.size as usize)..];
+        let tag = u64::from(generation & GEN_MASK) << (2 * SLOTS_PER_WORD);
+        let mut tally = Tally::EMPTY;
+        for (index, &outcome) in kept.iter().enumerate() {
+            let word = window.word(index);
+            let codes = word.load(Ordering::Relaxed);
+            let codes = if codes >> (2 * SLOTS_PER_WORD) == tag >> (2 * SLOTS_PER_WORD) {
+                codes & CODES_MASK
+            } else {
+                CODE_EMPTY
+            };
+            word.store(
+                tag | codes | (encode(outcome) << (2 * (index % SLOTS_PER_WORD))),
+                Ordering::Relaxed,
+            );
+            tally.add(outcome);
+        }
+        let next = kept.len() % window.size as usize;
+        window
+            .cursor()
+            .store(pack_cursor(generation, next), Ordering::Relaxed);
+        window
+            .tallies
+            .store(pack(generation, tally), Ordering::Relaxed);
+        window
     }
 }
 

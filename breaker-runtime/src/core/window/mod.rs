@@ -16,6 +16,20 @@ pub(crate) use time::TimeWindow;
 
 use crate::core::config::Window as WindowConfig;
 
+/// The window was replaced by a reconfiguration before the outcome was written to it: record
+/// it again, in the window in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Moved;
+
+/// What recording an outcome came to: the tally to judge, nothing to judge, or [`Moved`].
+pub(crate) type Recorded = Result<Option<Tally>, Moved>;
+
+/// What a window replaced in the middle of a closed period held of it, for its successor.
+pub(crate) enum Carried {
+    Count(Vec<Outcome>),
+    Time(time::Sealed),
+}
+
 /// What a recorded call ended in, as far as the window cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -84,14 +98,15 @@ impl Window {
 
     /// Records an outcome of a call admitted in `generation`, completing now. Returns the tally
     /// to judge, or `None` when there is nothing new to judge: the outcome belonged to an earlier
-    /// period, changed no count, or was a success that cannot have reached a threshold.
+    /// period, changed no count, or was a success that cannot have reached a threshold; or
+    /// [`Moved`] when the window was sealed first.
     #[inline]
     pub(crate) fn record(
         &self,
         generation: u32,
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
-    ) -> Option<Tally> {
+    ) -> Recorded {
         match self {
             Window::Count(w) => w.record(generation, outcome, current_generation),
             Window::Time(w) => w.record(generation, outcome, current_generation),
@@ -123,6 +138,31 @@ impl Window {
             Window::Count(w) => w.reset(generation),
             // Buckets carry their generation; those of other periods already read as empty.
             Window::Time(_) => {}
+        }
+    }
+
+    /// Seals the window a reconfiguration replaces: from here on a recorder records in its
+    /// successor instead. Returns what the closed period of `generation` holds in it.
+    pub(crate) fn seal(&self, generation: u32) -> Carried {
+        match self {
+            Window::Count(w) => Carried::Count(w.seal(generation)),
+            Window::Time(w) => Carried::Time(w.seal(generation)),
+        }
+    }
+
+    /// The window `config` describes for the closed period of `generation`, holding what
+    /// `carried` can keep: the newest outcomes a count window has room for, the outcomes a time
+    /// window's span still covers. A window of the other kind starts empty, since a count
+    /// window's outcomes carry no time and a time window's no order.
+    pub(crate) fn holding(config: WindowConfig, generation: u32, carried: &Carried) -> Window {
+        match (config, carried) {
+            (WindowConfig::Count(size), Carried::Count(outcomes)) => {
+                Window::Count(CountWindow::holding(size, generation, outcomes))
+            }
+            (WindowConfig::Time(span), Carried::Time(sealed)) => {
+                Window::Time(TimeWindow::holding(span, generation, sealed))
+            }
+            (config, _) => Window::new(config, generation),
         }
     }
 

@@ -22,7 +22,7 @@
 
 use std::time::Duration;
 
-use super::{Outcome, Tally};
+use super::{Moved, Outcome, Recorded, Tally};
 use crate::base::clock::{self, Nanos, duration_nanos};
 use crate::base::sync::{AtomicU64, AtomicU128, Ordering};
 
@@ -42,6 +42,13 @@ const BUCKET_CAPACITY: u32 = (1 << COUNT_BITS) - 1;
 const COARSE_BUCKET: Nanos = 100_000_000;
 
 const _: () = assert!(GEN_BITS + EPOCH_BITS + CALL_BITS + 2 * COUNT_BITS == 128);
+
+/// A bucket no outcome has reached yet: generation and epoch bits all set, no period's bucket
+/// and no epoch a real clock reading maps to for thousands of years.
+const FRESH: u128 = u128::MAX - 1;
+/// A bucket of a window a reconfiguration replaced ([`TimeWindow::seal`]): a recorder that meets
+/// it counts nothing and records again in the window in force.
+const SEALED: u128 = u128::MAX;
 
 pub(crate) struct TimeWindow {
     bucket_nanos: u64,
@@ -79,9 +86,7 @@ impl TimeWindow {
             ring: Box::new(Ring {
                 dating: AtomicU64::new(u64::MAX),
                 clean_from: AtomicU64::new(0),
-                // Generation and epoch bits all set: no period's bucket, and no epoch a real
-                // clock reading maps to for thousands of years.
-                buckets: std::array::from_fn(|_| AtomicU128::new(u128::MAX)),
+                buckets: std::array::from_fn(|_| AtomicU128::new(FRESH)),
             }),
         }
     }
@@ -106,7 +111,7 @@ impl TimeWindow {
         generation: u32,
         outcome: Outcome,
         current_generation: impl Fn() -> u32,
-    ) -> Option<Tally> {
+    ) -> Recorded {
         let now = self.dated(generation, &current_generation);
         self.record_at(generation, outcome, now, current_generation)
     }
@@ -118,9 +123,9 @@ impl TimeWindow {
         outcome: Outcome,
         now: Nanos,
         current_generation: impl Fn() -> u32,
-    ) -> Option<Tally> {
+    ) -> Recorded {
         if current_generation() != generation {
-            return None;
+            return Ok(None);
         }
         let epoch = self.epoch(now);
         if outcome != Outcome::Success {
@@ -131,12 +136,13 @@ impl TimeWindow {
         }
         match self.count(generation, outcome, epoch, current_generation) {
             Counted::Yes => {}
-            Counted::Late | Counted::Full => return None,
+            Counted::Late | Counted::Full => return Ok(None),
+            Counted::Moved => return Err(Moved),
         }
         if outcome == Outcome::Success && epoch >= self.ring.clean_from.load(Ordering::SeqCst) {
-            return None;
+            return Ok(None);
         }
-        Some(self.tally_at(generation, now))
+        Ok(Some(self.tally_at(generation, now)))
     }
 
     #[inline]
@@ -150,6 +156,9 @@ impl TimeWindow {
         let cell = &self.ring.buckets[(epoch % BUCKETS) as usize];
         let mut seen = cell.load(Ordering::Relaxed);
         loop {
+            if seen == SEALED {
+                return Counted::Moved;
+            }
             let bucket = unpack(seen);
             let mut tally = if bucket.generation == generation & GEN_MASK as u32 {
                 match epoch_distance(bucket.epoch, epoch) {
@@ -246,6 +255,76 @@ impl TimeWindow {
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of::<Ring>()
     }
+
+    /// Seals the window that a reconfiguration replaces, and returns what the period of
+    /// `generation` counted in it. Each bucket is sealed with one swap: an outcome counted
+    /// before is in what the swap returned, and one that comes after counts nothing here and is
+    /// recorded again in the window in force.
+    pub(crate) fn seal(&self, generation: u32) -> Sealed {
+        let buckets = self
+            .ring
+            .buckets
+            .iter()
+            .map(|cell| unpack(cell.swap(SEALED, Ordering::SeqCst)))
+            .filter(|bucket| bucket.generation == generation & GEN_MASK as u32)
+            .collect();
+        Sealed {
+            bucket_nanos: self.bucket_nanos,
+            dating: self.ring.dating.load(Ordering::Relaxed),
+            buckets,
+        }
+    }
+
+    /// A window of `span` for the period of `generation`, holding what `sealed` counted that
+    /// falls within the new span of now. Each old bucket moves whole into the new bucket where
+    /// it began, so the new window keeps the outcomes inside it to within an old bucket (a
+    /// tenth of the old span).
+    pub(crate) fn holding(span: Duration, generation: u32, sealed: &Sealed) -> TimeWindow {
+        let window = TimeWindow::new(span);
+        // The period's clock stays the one its first outcome chose.
+        window.ring.dating.store(sealed.dating, Ordering::Relaxed);
+        let coarse = sealed.dating == dating_tag(generation, true);
+        let now = window.epoch(clock::reading(coarse));
+        let old = TimeWindow::new(Duration::from_nanos(sealed.bucket_nanos.saturating_mul(10)));
+        for bucket in &sealed.buckets {
+            let began = ((u128::from(bucket.epoch) << 64) / u128::from(old.per_epoch.max(1)))
+                .min(u128::from(u64::MAX)) as u64;
+            let epoch = window.epoch(began);
+            if now.wrapping_sub(epoch) & EPOCH_MASK >= BUCKETS {
+                continue;
+            }
+            let cell = &window.ring.buckets[(epoch % BUCKETS) as usize];
+            let mut into = unpack(cell.load(Ordering::Relaxed));
+            if into.generation != generation & GEN_MASK as u32 || into.epoch != epoch {
+                into = Bucket {
+                    generation,
+                    epoch,
+                    tally: Tally::EMPTY,
+                };
+            }
+            into.tally.calls += bucket.tally.calls;
+            into.tally.failures += bucket.tally.failures;
+            into.tally.slow += bucket.tally.slow;
+            into.tally.calls = into.tally.calls.min(BUCKET_CAPACITY);
+            into.tally.failures = into.tally.failures.min(into.tally.calls);
+            into.tally.slow = into.tally.slow.min(into.tally.calls - into.tally.failures);
+            cell.swap(pack(into), Ordering::Relaxed);
+            if bucket.tally.failures + bucket.tally.slow > 0 {
+                window
+                    .ring
+                    .clean_from
+                    .fetch_max(epoch + BUCKETS, Ordering::Relaxed);
+            }
+        }
+        window
+    }
+}
+
+/// What a sealed time window counted: its buckets of the period, and how to read them.
+pub(crate) struct Sealed {
+    bucket_nanos: u64,
+    dating: u64,
+    buckets: Vec<Bucket>,
 }
 
 fn dating_tag(generation: u32, coarse: bool) -> u64 {
@@ -258,6 +337,8 @@ enum Counted {
     Late,
     /// The bucket is at its capacity.
     Full,
+    /// The window was sealed: record again in the window in force.
+    Moved,
 }
 
 enum Distance {

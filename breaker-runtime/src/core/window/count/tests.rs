@@ -12,7 +12,7 @@ fn tally(calls: u32, failures: u32, slow: u32) -> Tally {
 fn record_all(w: &CountWindow, generation: u32, outcomes: &[Outcome]) -> Option<Tally> {
     let mut last = None;
     for &o in outcomes {
-        last = w.record(generation, o, || generation).or(last);
+        last = w.record(generation, o, || generation).unwrap().or(last);
     }
     last
 }
@@ -31,8 +31,8 @@ fn holds_exactly_the_last_n_outcomes() {
 #[test]
 fn a_success_replacing_a_success_changes_nothing_to_judge() {
     let w = CountWindow::new(1, 0);
-    assert!(w.record(0, Success, || 0).is_some());
-    assert_eq!(w.record(0, Success, || 0), None);
+    assert!(w.record(0, Success, || 0).unwrap().is_some());
+    assert_eq!(w.record(0, Success, || 0).unwrap(), None);
     assert_eq!(w.tally(0), tally(1, 0, 0));
 }
 
@@ -41,7 +41,7 @@ fn a_success_into_a_window_full_of_successes_writes_nothing_and_the_window_stays
     let w = CountWindow::new(3, 0);
     record_all(&w, 0, &[Success, Success, Success]);
     let cursor = w.cursor().load(Ordering::Relaxed);
-    assert_eq!(w.record(0, Success, || 0), None);
+    assert_eq!(w.record(0, Success, || 0).unwrap(), None);
     assert_eq!(
         w.cursor().load(Ordering::Relaxed),
         cursor,
@@ -69,11 +69,11 @@ fn a_new_period_starts_empty_and_ignores_the_old_slots() {
 fn a_late_outcome_from_an_earlier_period_is_not_recorded() {
     let w = CountWindow::new(3, 1);
     w.reset(2);
-    assert_eq!(w.record(1, Failure, || 2), None);
+    assert_eq!(w.record(1, Failure, || 2).unwrap(), None);
     assert_eq!(w.tally(2), Tally::EMPTY);
     record_all(&w, 2, &[Success, Success, Success]);
     assert_eq!(
-        w.record(1, Failure, || 2),
+        w.record(1, Failure, || 2).unwrap(),
         None,
         "a slot of the current period is never overwritten"
     );
@@ -86,7 +86,7 @@ fn a_late_recorder_claims_no_position_so_the_window_keeps_its_size() {
     // leaving a hole that made the next lap evict a current outcome too early.
     let w = CountWindow::new(3, 2);
     record_all(&w, 2, &[Success]);
-    assert_eq!(w.record(1, Success, || 2), None);
+    assert_eq!(w.record(1, Success, || 2).unwrap(), None);
     record_all(&w, 2, &[Success, Success]);
     assert_eq!(w.tally(2), tally(3, 0, 0));
 }

@@ -22,7 +22,7 @@ fn buckets_round_trip() {
 fn an_outcome_stays_at_least_the_span_and_at_most_a_tenth_longer() {
     let w = TimeWindow::new(Duration::from_secs(10));
     let recorded_at = 123 * MS;
-    w.record_at(0, Failure, recorded_at, || 0);
+    w.record_at(0, Failure, recorded_at, || 0).unwrap();
     let span = 10_000 * MS;
     assert_eq!(
         w.tally_at(0, recorded_at + span).failures,
@@ -41,7 +41,7 @@ fn every_outcome_in_the_span_counts() {
     let w = TimeWindow::new(Duration::from_secs(1));
     for i in 0..100 {
         let outcome = if i % 4 == 0 { Failure } else { Success };
-        w.record_at(3, outcome, i * 10 * MS, || 3);
+        w.record_at(3, outcome, i * 10 * MS, || 3).unwrap();
     }
     assert_eq!(
         w.tally_at(3, 990 * MS),
@@ -56,17 +56,17 @@ fn every_outcome_in_the_span_counts() {
 #[test]
 fn other_periods_and_stale_rounds_read_as_empty() {
     let w = TimeWindow::new(Duration::from_secs(1));
-    w.record_at(1, Failure, 0, || 1);
+    w.record_at(1, Failure, 0, || 1).unwrap();
     assert_eq!(w.tally_at(2, 0), Tally::EMPTY);
     assert_eq!(
-        w.record_at(1, Failure, 0, || 2),
+        w.record_at(1, Failure, 0, || 2).unwrap(),
         None,
         "a late outcome records nothing"
     );
     // The same bucket a whole ring later reads as empty for the same period.
     const ROUND_LATER: Nanos = BUCKETS * 100 * MS + MS;
     assert_eq!(w.tally_at(1, ROUND_LATER), Tally::EMPTY);
-    w.record_at(1, Success, ROUND_LATER, || 1);
+    w.record_at(1, Success, ROUND_LATER, || 1).unwrap();
     assert_eq!(
         w.tally_at(1, ROUND_LATER),
         Tally {
@@ -80,17 +80,21 @@ fn other_periods_and_stale_rounds_read_as_empty() {
 #[test]
 fn a_success_is_judged_only_while_a_failure_or_slow_call_is_in_the_window() {
     let w = TimeWindow::new(Duration::from_secs(1));
-    assert_eq!(w.record_at(0, Success, 0, || 0), None, "nothing to reach");
-    assert!(w.record_at(0, Failure, 50 * MS, || 0).is_some());
-    let judged = w.record_at(0, Success, 60 * MS, || 0);
+    assert_eq!(
+        w.record_at(0, Success, 0, || 0).unwrap(),
+        None,
+        "nothing to reach"
+    );
+    assert!(w.record_at(0, Failure, 50 * MS, || 0).unwrap().is_some());
+    let judged = w.record_at(0, Success, 60 * MS, || 0).unwrap();
     assert_eq!(judged.map(|t| (t.calls, t.failures)), Some((3, 1)));
     assert_eq!(
-        w.record_at(0, Success, 1_150 * MS, || 0),
+        w.record_at(0, Success, 1_150 * MS, || 0).unwrap(),
         None,
         "the failure has left the window"
     );
-    assert!(w.record_at(0, Slow, 1_200 * MS, || 0).is_some());
-    assert!(w.record_at(0, Success, 1_300 * MS, || 0).is_some());
+    assert!(w.record_at(0, Slow, 1_200 * MS, || 0).unwrap().is_some());
+    assert!(w.record_at(0, Success, 1_300 * MS, || 0).unwrap().is_some());
 }
 
 #[test]
@@ -132,7 +136,7 @@ fn every_bucket_is_at_least_a_tenth_of_the_span() {
 #[tokio::test(start_paused = true)]
 async fn a_paused_clock_dates_outcomes_precisely() {
     let w = TimeWindow::new(Duration::from_secs(10));
-    w.record(0, Failure, || 0);
+    w.record(0, Failure, || 0).unwrap();
     assert_eq!(w.ring.dating.load(Ordering::Relaxed), dating_tag(0, false));
     tokio::time::advance(Duration::from_secs(12)).await;
     assert_eq!(w.tally(0), Tally::EMPTY, "the paused clock moved it out");
@@ -145,7 +149,7 @@ async fn a_running_clock_dates_outcomes_of_long_buckets_coarsely() {
     // A period's first outcome chooses; on a running clock the choice may still fall on the
     // precise clock when it does not move between two reads, so each try is a new period.
     let coarse = (0..1_000).find(|&generation| {
-        long.record(generation, Failure, || generation);
+        long.record(generation, Failure, || generation).unwrap();
         long.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true)
     });
     let coarse = coarse.expect("a running clock moves between two reads");
@@ -154,7 +158,7 @@ async fn a_running_clock_dates_outcomes_of_long_buckets_coarsely() {
         1,
         "tallied by the clock it was dated by"
     );
-    short.record(0, Failure, || 0);
+    short.record(0, Failure, || 0).unwrap();
     assert_eq!(
         short.ring.dating.load(Ordering::Relaxed),
         dating_tag(0, false)

@@ -1,0 +1,340 @@
+//! New options for a live breaker, in place: its name, state, window and subscribers stay.
+//!
+//! The options themselves live in a [`LiveConfig`](crate::core::live_config::LiveConfig),
+//! replaced under the lock. Two parts of a breaker are shaped by its options and are replaced
+//! whole: the window (its size or kind) and the probe slots. Their replacements live in
+//! [`Replacements`], found by a call once a mark in the state word says there are any, and
+//! what is replaced is kept until the breaker drops.
+//!
+//! A window replaced in the middle of a closed period is sealed first: what it held passes to
+//! its successor (the newest outcomes that fit, or those the new span covers), and an outcome
+//! that arrives at the sealed window records again in the new one, so it counts once. The
+//! probe slots of a half-open period stay until the period ends: its probes in flight keep
+//! their slots, and a new number of probes applies from the next period after the circuit
+//! closes.
+
+use std::time::SystemTime;
+
+use tokio::time::Instant;
+
+use std::sync::PoisonError;
+
+use crate::base::clock;
+use crate::base::swap::{Full, Replacements};
+use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::core::breaker::observer::{self, CallEvent};
+use crate::core::breaker::{Breaker, Cold};
+use crate::core::config::{Config, ConfigError, Mode, Settings};
+use crate::core::probes::Probes;
+use crate::core::state::{State, Word};
+use crate::core::window::Window;
+
+/// A change of a live breaker's configuration: what it was, what it is, and when.
+///
+/// ```
+/// use breaker_runtime::{Breaker, Config};
+///
+/// let breaker = Breaker::new(Config::builder().name("ledger").threshold(50.0).build()?);
+/// let change = breaker.reconfigure(Config::builder().threshold(25.0).build()?)?;
+/// assert_eq!((change.before.threshold().percent(), change.after.threshold().percent()), (50.0, 25.0));
+/// assert_eq!(change.after.name().as_str(), "ledger", "the name stays");
+/// # Ok::<(), breaker_runtime::ConfigError>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Reconfigured {
+    /// The configuration before.
+    pub before: Config,
+    /// The configuration in force after.
+    pub after: Config,
+    /// When, on tokio's clock.
+    pub at: Instant,
+    /// When, on the system's clock (for logs and dashboards).
+    pub at_system: SystemTime,
+}
+
+/// What reconfigurations make, allocated by the first: most breakers are never reconfigured.
+pub(crate) struct Replaced {
+    /// The sequence number of the configuration's writers ([`LiveConfig`]).
+    ///
+    /// [`LiveConfig`]: crate::core::live_config::LiveConfig
+    pub(crate) sequence: AtomicU64,
+    /// The windows that replaced the breaker's own, the one in force last.
+    pub(crate) windows: Replacements<Window>,
+    /// Likewise, the probe slots.
+    pub(crate) probes: Replacements<Probes>,
+    /// Read and written under the breaker's lock, and this one inside it.
+    changes: Mutex<Changes>,
+}
+
+struct Changes {
+    /// The configuration the breaker was built with, for [`Breaker::reset_config`].
+    built: Config,
+    last: Option<Reconfigured>,
+    /// A number of probes to apply once the break and the half-open period after it are over.
+    pending_probes: Option<u32>,
+}
+
+impl Replaced {
+    fn changes(&self) -> MutexGuard<'_, Changes> {
+        self.changes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// When the configuration last changed. The caller holds the breaker's lock.
+    pub(crate) fn changed_at(&self) -> Option<Instant> {
+        Some(self.changes().last.as_ref()?.at)
+    }
+
+    /// Bytes on the heap behind what reconfigurations made (`window` and `probes`, the
+    /// breaker's own, are counted with it).
+    pub(crate) fn bytes(&self, window: &Window, probes: &Probes) -> usize {
+        let windows: usize = self.windows.all().map(Window::heap_bytes).sum();
+        let slots: usize = self.probes.all().map(Probes::heap_bytes).sum();
+        let _ = (window, probes);
+        size_of::<Replaced>()
+            + self.windows.heap_bytes()
+            + windows
+            + self.probes.heap_bytes()
+            + slots
+    }
+}
+
+impl Breaker {
+    /// Gives the live breaker new options, in place, keeping what it knows. Every option
+    /// changes but the name: the name in `config` is ignored, and the breaker keeps its own,
+    /// its registry entry, its subscribers, its fleet and every handle to it.
+    ///
+    /// - **Its state stays.** Reconfiguring never moves the circuit: an open circuit stays open
+    ///   until the end of the break it opened with (a new `break_duration` applies from the
+    ///   next opening); a half-open period keeps its probes in flight and their slots (a new
+    ///   `probes` applies from the next half-open period after the circuit closes, or at once
+    ///   in any other state); forced open, disabled and the mode an operator set stay. (A
+    ///   `mode` that differs from the configuration's before is applied, as
+    ///   [`set_mode`](Self::set_mode) would.)
+    /// - **Its window stays where it can.** A count window resized keeps its newest outcomes,
+    ///   as many as both sizes hold; a time window given a new span keeps the outcomes the new
+    ///   span covers (to within a tenth of the old span, the width of its buckets); a window of
+    ///   the other kind starts empty, since a count window's outcomes have no times.
+    /// - **The new rules judge from the next outcome on**, never at the reconfiguration
+    ///   itself: a window already past the new threshold opens on its next recorded outcome.
+    /// - **A call admitted before and finished after** is recorded once, in the window in force
+    ///   when it finishes, and judged by the rules in force then.
+    ///
+    /// Emits a `tracing` event with the options before and after, and tells call observers
+    /// ([`CallEvent::Reconfigured`]); the [snapshot](Self::snapshot) shows the configuration in
+    /// force and when it last changed. Accepts a [`Config`] (its checks already passed) or
+    /// [`Settings`] (checked here: the first rule broken is the error, and nothing changes).
+    ///
+    /// A window or probe slots replaced are kept until the breaker drops, since a call may
+    /// still be finishing in them (tens of bytes each; see
+    /// [`memory_footprint`](Self::memory_footprint)).
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config, State, Verdict};
+    ///
+    /// let breaker = Breaker::new(Config::builder().count_window(10).threshold(50.0).build()?);
+    /// for _ in 0..3 {
+    ///     breaker.try_acquire().unwrap().record(Verdict::Failure);
+    /// }
+    /// breaker.reconfigure(Config::builder().count_window(5).threshold(60.0).min_calls(4).build()?)?;
+    /// assert_eq!(breaker.snapshot().failures, 3, "the window kept its outcomes");
+    /// assert_eq!(breaker.state(), State::Closed, "and nothing was judged at the change");
+    /// breaker.try_acquire().unwrap().record(Verdict::Failure);
+    /// assert_eq!(breaker.state(), State::Open, "4 of 4 failed: the new rules judged");
+    /// # Ok::<(), breaker_runtime::ConfigError>(())
+    /// ```
+    pub fn reconfigure(&self, config: impl Into<Settings>) -> Result<Reconfigured, ConfigError> {
+        let settings = config.into();
+        settings.check()?;
+        let next = Config::__checked(self.name().clone(), settings);
+        let change = {
+            let cold = self.cold();
+            self.swap_config(&cold, next)?
+        };
+        self.announce(&change);
+        Ok(change)
+    }
+
+    /// Puts back the configuration the breaker was built with (the attribute's options, for a
+    /// guarded fn), by the rules of [`reconfigure`](Self::reconfigure).
+    pub fn reset_config(&self) -> Reconfigured {
+        self.reconfigure(self.built_config())
+            .unwrap_or_else(|_| self.unchanged())
+    }
+
+    /// What a change that changed nothing says: the configuration in force, before and after.
+    fn unchanged(&self) -> Reconfigured {
+        let config = self.config();
+        Reconfigured {
+            before: config.clone(),
+            after: config,
+            at: clock::to_instant(clock::now()),
+            at_system: SystemTime::now(),
+        }
+    }
+
+    /// The configuration the breaker was built with, whatever it runs by now.
+    pub fn built_config(&self) -> Config {
+        let _cold = self.cold();
+        match self.replaced() {
+            Some(replaced) => replaced.changes().built.clone(),
+            None => self.config.settled(),
+        }
+    }
+
+    /// The last change of configuration, if there was one.
+    pub fn last_reconfigured(&self) -> Option<Reconfigured> {
+        let _cold = self.cold();
+        self.replaced()?.changes().last.clone()
+    }
+
+    /// Replaces the configuration, and the window and probe slots it shapes, under the lock.
+    fn swap_config(&self, _cold: &Cold, next: Config) -> Result<Reconfigured, ConfigError> {
+        let before = self.config.settled();
+        let word = self.word();
+        let now = clock::now();
+        let replaced = self.outside().replaced.get_or_init(|| {
+            Box::new(Replaced {
+                sequence: AtomicU64::new(0),
+                windows: Replacements::new(),
+                probes: Replacements::new(),
+                changes: Mutex::new(Changes {
+                    built: before.clone(),
+                    last: None,
+                    pending_probes: None,
+                }),
+            })
+        });
+        let new_window = next.window() != before.window();
+        let new_probes = next.probes() != self.probes().capacity();
+        if (new_window && !replaced.windows.has_room())
+            || (new_probes && !replaced.probes.has_room())
+        {
+            return Err(ConfigError::TooManyReconfigurations);
+        }
+        let mut changes = replaced.changes();
+        if new_window {
+            let generation = word.generation();
+            let window = if word.state() == State::Closed {
+                let carried = self.window().seal(generation);
+                Window::holding(next.window(), generation, &carried)
+            } else {
+                // Nothing records outside a closed period, and the next one starts empty.
+                Window::new(next.window(), generation)
+            };
+            self.install(replaced.windows.replace(window));
+        }
+        if new_probes {
+            if matches!(word.state(), State::Open | State::HalfOpen) {
+                // The first call after the break begins the half-open period without the lock,
+                // with the slots it finds: they stay until the circuit closes.
+                changes.pending_probes = Some(next.probes());
+            } else {
+                changes.pending_probes = None;
+                self.install(replaced.probes.replace(Probes::new(next.probes())));
+            }
+        }
+        if next.mode() != before.mode() && next.mode() != word.mode() {
+            // Release, under the lock, as `set_mode` does.
+            match next.mode() {
+                Mode::Shadow => self.state.fetch_or(Word::SHADOW_BIT, Ordering::Release),
+                Mode::Enforce => self.state.fetch_and(!Word::SHADOW_BIT, Ordering::Release),
+            };
+        }
+        self.config.store(&next, &replaced.sequence);
+        let change = Reconfigured {
+            before,
+            after: next,
+            at: clock::to_instant(now),
+            at_system: SystemTime::now(),
+        };
+        changes.last = Some(change.clone());
+        Ok(change)
+    }
+
+    /// Marks the word once a replacement is in place, so calls look for it. (Room was checked
+    /// before anything changed, so a replacement cannot fail here.)
+    fn install(&self, replaced: Result<(), Full>) {
+        if replaced.is_ok() {
+            // Release: a call that sees the mark sees the replacement.
+            self.state.fetch_or(Word::REPLACED_BIT, Ordering::Release);
+        }
+    }
+
+    /// Applies a number of probes that waited for the circuit to leave its break and
+    /// half-open period, at a transition (under the lock) to a state that uses no probe.
+    pub(super) fn apply_pending(&self, _cold: &Cold, to: State) {
+        if matches!(to, State::Open | State::HalfOpen) {
+            return;
+        }
+        let Some(replaced) = self.replaced() else {
+            return;
+        };
+        let pending = replaced.changes().pending_probes.take();
+        if let Some(probes) = pending {
+            self.install(replaced.probes.replace(Probes::new(probes)));
+        }
+    }
+
+    fn announce(&self, change: &Reconfigured) {
+        tracing::info!(
+            breaker = %self.name(),
+            before = %Options(&change.before),
+            after = %Options(&change.after),
+            "circuit breaker reconfigured"
+        );
+        if observer::installed() {
+            observer::notify(self, CallEvent::Reconfigured);
+        }
+        // A wider break or more probes may let waiting tasks in.
+        self.wake_waiters();
+    }
+}
+
+/// A configuration's options as the attribute spells them, for a log line.
+struct Options<'a>(&'a Config);
+
+impl std::fmt::Display for Options<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = self.0;
+        write!(f, "threshold = \"{}%\", window = ", c.threshold().percent())?;
+        match c.window() {
+            crate::core::config::Window::Count(n) => write!(f, "\"{n}\"")?,
+            crate::core::config::Window::Time(span) => write!(f, "\"{span:?}\"")?,
+        }
+        write!(f, ", min_calls = {}", c.min_calls())?;
+        match c.timeout() {
+            Some(t) => write!(f, ", timeout = \"{t:?}\"")?,
+            None => write!(f, ", timeout = \"off\"")?,
+        }
+        write!(
+            f,
+            ", break_duration = \"{:?}\", probes = {}",
+            c.break_duration(),
+            c.probes()
+        )?;
+        if let Some(max) = c.max_break_duration() {
+            write!(f, ", max_break_duration = \"{max:?}\"")?;
+        }
+        if let Some(slow) = c.slow_call() {
+            write!(
+                f,
+                ", slow_call = \"{slow:?}\", slow_threshold = \"{}%\"",
+                c.slow_threshold().percent()
+            )?;
+        }
+        write!(f, ", mode = \"{}\"", c.mode().as_str())
+    }
+}
+
+impl From<Config> for Settings {
+    fn from(config: Config) -> Settings {
+        config.settings()
+    }
+}
+
+impl From<&Config> for Settings {
+    fn from(config: &Config) -> Settings {
+        config.settings()
+    }
+}
