@@ -43,7 +43,7 @@ pub struct Spelled {
 }
 
 /// A value as a file may write it: text, or a whole number.
-enum Value {
+pub(crate) enum Value {
     Text(String),
     Number(u64),
 }
@@ -121,84 +121,145 @@ impl<'de> Visitor<'de> for SpelledVisitor {
         f.write_str("a map of circuit breaker options, such as { threshold = \"50%\" }")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Spelled, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Spelled, A::Error> {
         let mut name = None;
-        let mut s = Settings::DEFAULT;
-        let mut p = PolicySettings::DEFAULT;
-        let mut seen: Vec<&'static str> = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let Some(canonical) = canonical(&key) else {
-                return Err(de::Error::custom(unknown(&key)));
-            };
-            if seen.contains(&canonical) {
-                return Err(de::Error::custom(format!(
-                    "`{key}` sets `{canonical}`, which is given more than once; keep one"
-                )));
+        let mut settings = Settings::DEFAULT;
+        let mut policy = PolicySettings::DEFAULT;
+        read_options(map, |key, canonical, map| match kind(canonical) {
+            Kind::Name => {
+                name = Some(map.next_value::<Value>()?.text("name")?);
+                Ok(())
             }
-            seen.push(canonical);
-            let value: Value = map.next_value()?;
-            match key.as_str() {
-                "name" => name = Some(value.text("name")?),
-                "threshold" => s.threshold = value.read(&key, grammar::percentage)?,
-                "slow_threshold" => {
-                    s.slow_threshold = Some(value.read(&key, grammar::percentage)?);
-                }
-                "window" => {
-                    s.window = match value {
-                        Value::Number(n) => grammar::count_window(n)
-                            .map_err(|m| de::Error::custom(format!("invalid `window`: {m}")))?,
-                        text => text.read(&key, grammar::window)?,
-                    }
-                }
-                "min_calls" => s.min_calls = Some(bounded(&key, value.number(&key)?)?),
-                "probes" => s.probes = bounded(&key, value.number(&key)?)?,
-                "timeout" => s.timeout = value.read(&key, grammar::timeout)?,
-                "timeout_ms" => {
-                    s.timeout = match value.number(&key)? {
-                        0 => {
-                            return Err(de::Error::custom(
-                                "invalid `timeout_ms`: it must be at least 1; for no timeout write `timeout = \"off\"`",
-                            ));
-                        }
-                        ms => Some(Duration::from_millis(ms)),
-                    }
-                }
-                "break_duration" => {
-                    s.break_duration = value.read(&key, grammar::nonzero_duration)?;
-                }
-                "max_break_duration" => {
-                    s.max_break_duration = Some(value.read(&key, grammar::nonzero_duration)?);
-                }
-                "mode" => s.mode = value.read(&key, grammar::mode)?,
-                "break_growth" => s.break_growth = Some(value.read(&key, grammar::break_growth)?),
-                "break_jitter" => s.break_jitter = Some(value.read(&key, grammar::percentage)?),
-                "slow_call" => s.slow_call = Some(value.read(&key, grammar::nonzero_duration)?),
-                "retries" => p.retries = bounded(&key, value.number(&key)?)?,
-                "backoff" => p.backoff = Some(value.read(&key, grammar::backoff)?),
-                "retry_budget" => p.retry_budget = Some(value.read(&key, grammar::retry_budget)?),
-                "deadline" => p.deadline = Some(value.read(&key, grammar::nonzero_duration)?),
-                "max_concurrent" => {
-                    p.max_concurrent = Some(bounded(&key, value.number(&key)?)?);
-                }
-                "max_wait" => p.max_wait = Some(value.read(&key, grammar::nonzero_duration)?),
-                "stale_for" | "stale_entries" => {
-                    return Err(de::Error::custom(format!(
-                        "`{key}` keeps answers of the fn's own types, so it can only be given in the attribute, not in a configuration"
-                    )));
-                }
-                _ => {
-                    return Err(de::Error::custom(format!(
-                        "`{key}` names code, so it can only be given in the attribute, not in a configuration"
-                    )));
-                }
-            }
-        }
+            Kind::Setting => set_setting(&mut settings, key, map.next_value()?),
+            Kind::Policy => set_policy(&mut policy, key, map.next_value()?),
+            Kind::Typed | Kind::Code => Err(de::Error::custom(attribute_only(key, canonical))),
+        })?;
         Ok(Spelled {
             name,
-            settings: s,
-            policy: p,
+            settings,
+            policy,
         })
     }
+}
+
+/// What an option is, for what a configuration may do with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `name`.
+    Name,
+    /// One of the breaker's own options, a field of [`Settings`].
+    Setting,
+    /// An option around the breaker's calls, a field of [`PolicySettings`].
+    Policy,
+    /// An option that keeps values of the fn's own types (`stale_for`, `stale_entries`).
+    Typed,
+    /// An option that names code (`fallback`, `is_failure`, `crate`).
+    Code,
+}
+
+/// The kind of the option `canonical` (as [`canonical`] names it).
+pub(crate) fn kind(canonical: &str) -> Kind {
+    match canonical {
+        "name" => Kind::Name,
+        "retries" | "backoff" | "retry_budget" | "deadline" | "max_concurrent" | "max_wait" => {
+            Kind::Policy
+        }
+        "stale_for" | "stale_entries" => Kind::Typed,
+        "fallback" | "is_failure" | "crate" => Kind::Code,
+        _ => Kind::Setting,
+    }
+}
+
+/// Why an option of kind [`Kind::Typed`] or [`Kind::Code`] has no place in a configuration.
+pub(crate) fn attribute_only(key: &str, canonical: &str) -> String {
+    if kind(canonical) == Kind::Typed {
+        format!(
+            "`{key}` keeps answers of the fn's own types, so it can only be given in the attribute, not in a configuration"
+        )
+    } else {
+        format!(
+            "`{key}` names code, so it can only be given in the attribute, not in a configuration"
+        )
+    }
+}
+
+/// Walks a map of options, refusing unknown keys and options given twice (`timeout` and
+/// `timeout_ms` are one option), and hands `each` every key with its canonical name; `each`
+/// reads the value.
+pub(crate) fn read_options<'de, A: MapAccess<'de>>(
+    mut map: A,
+    mut each: impl FnMut(&str, &'static str, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    while let Some(key) = map.next_key::<String>()? {
+        let Some(canonical) = canonical(&key) else {
+            return Err(de::Error::custom(unknown(&key)));
+        };
+        if seen.contains(&canonical) {
+            return Err(de::Error::custom(format!(
+                "`{key}` sets `{canonical}`, which is given more than once; keep one"
+            )));
+        }
+        seen.push(canonical);
+        each(&key, canonical, &mut map)?;
+    }
+    Ok(())
+}
+
+/// Reads `value` as the breaker option `key` (of [`Kind::Setting`]) onto `s`.
+pub(crate) fn set_setting<E: de::Error>(
+    s: &mut Settings,
+    key: &str,
+    value: Value,
+) -> Result<(), E> {
+    match key {
+        "threshold" => s.threshold = value.read(key, grammar::percentage)?,
+        "slow_threshold" => s.slow_threshold = Some(value.read(key, grammar::percentage)?),
+        "window" => {
+            s.window = match value {
+                Value::Number(n) => grammar::count_window(n)
+                    .map_err(|m| E::custom(format!("invalid `window`: {m}")))?,
+                text => text.read(key, grammar::window)?,
+            }
+        }
+        "min_calls" => s.min_calls = Some(bounded(key, value.number(key)?)?),
+        "probes" => s.probes = bounded(key, value.number(key)?)?,
+        "timeout" => s.timeout = value.read(key, grammar::timeout)?,
+        "timeout_ms" => {
+            s.timeout = match value.number(key)? {
+                0 => {
+                    return Err(E::custom(
+                        "invalid `timeout_ms`: it must be at least 1; for no timeout write `timeout = \"off\"`",
+                    ));
+                }
+                ms => Some(Duration::from_millis(ms)),
+            }
+        }
+        "break_duration" => s.break_duration = value.read(key, grammar::nonzero_duration)?,
+        "max_break_duration" => {
+            s.max_break_duration = Some(value.read(key, grammar::nonzero_duration)?);
+        }
+        "mode" => s.mode = value.read(key, grammar::mode)?,
+        "break_growth" => s.break_growth = Some(value.read(key, grammar::break_growth)?),
+        "break_jitter" => s.break_jitter = Some(value.read(key, grammar::percentage)?),
+        "slow_call" => s.slow_call = Some(value.read(key, grammar::nonzero_duration)?),
+        _ => return Err(E::custom(unknown(key))),
+    }
+    Ok(())
+}
+
+/// Reads `value` as the policy option `key` (of [`Kind::Policy`]) onto `p`.
+fn set_policy<E: de::Error>(p: &mut PolicySettings, key: &str, value: Value) -> Result<(), E> {
+    match key {
+        "retries" => p.retries = bounded(key, value.number(key)?)?,
+        "backoff" => p.backoff = Some(value.read(key, grammar::backoff)?),
+        "retry_budget" => p.retry_budget = Some(value.read(key, grammar::retry_budget)?),
+        "deadline" => p.deadline = Some(value.read(key, grammar::nonzero_duration)?),
+        "max_concurrent" => p.max_concurrent = Some(bounded(key, value.number(key)?)?),
+        "max_wait" => p.max_wait = Some(value.read(key, grammar::nonzero_duration)?),
+        _ => return Err(E::custom(unknown(key))),
+    }
+    Ok(())
 }
 
 fn unknown(key: &str) -> String {
