@@ -33,6 +33,8 @@ pub mod grammar;
 mod growth;
 mod limits;
 mod mode;
+#[cfg(feature = "serde")]
+mod patch;
 mod policy;
 mod rate;
 mod settings;
@@ -48,6 +50,8 @@ pub use limits::{
     MAX_PROBES, MAX_RETRIES, MAX_STALE_ENTRIES, MIN_TIME_WINDOW, TIME_WINDOW_MIN_CALLS,
 };
 pub use mode::Mode;
+#[cfg(feature = "serde")]
+pub use patch::Patch;
 pub use policy::{Backoff, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW, RetryBudget};
 pub use rate::Rate;
 pub use settings::Settings;

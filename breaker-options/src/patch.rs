@@ -1,0 +1,317 @@
+//! The options an operator changes on a live breaker (feature `serde`), spelled as in the
+//! attribute; the options a patch does not name keep the breaker's current values.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+
+use crate::error::ConfigError;
+use crate::settings::Settings;
+use crate::spelled::{Kind, attribute_only, kind, read_options, set_setting};
+
+/// Options to change on a live breaker, spelled as in the attribute: `{ "threshold": "40%" }`
+/// in JSON, `threshold = "40%"` in TOML. [`Patch::apply`] lays them over the breaker's
+/// current settings; every option the patch does not name keeps its value.
+///
+/// Three options follow another, as they do in the attribute, so a patch means what the same
+/// options written in the attribute would:
+///
+/// * naming `window` without `min_calls` puts `min_calls` back to the new window's default
+///   (the window's size, or 10 for a time window): a `min_calls` fitted to the old window
+///   could be above the new one, or far below it;
+/// * naming `slow_call` without `slow_threshold` keeps the current `slow_threshold`;
+/// * naming `max_break_duration` without `break_growth` keeps the current `break_growth`.
+///
+/// A patch refuses what cannot change on a live breaker, with the reason: `name` (a live
+/// breaker keeps its name), the options that name code or keep values of the fn's types
+/// (`fallback`, `is_failure`, `crate`, `stale_for`, `stale_entries`), and the policy options
+/// (`retries`, `backoff`, `retry_budget`, `deadline`, `max_concurrent`, `max_wait`), which are
+/// built into the guarded fn's wrapper. Unknown keys and options given twice are refused as
+/// [`Spelled`](crate::Spelled) refuses them.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::{Patch, Settings, Window};
+///
+/// let patch: Patch = serde_json::from_str(r#"{ "threshold": "40%", "window": "30s" }"#)?;
+/// assert_eq!(patch.options().collect::<Vec<_>>(), ["threshold", "window"]);
+///
+/// let live = Settings { window: Window::Count(50), min_calls: Some(40), probes: 3, ..Settings::DEFAULT };
+/// let next = patch.apply(live)?;
+/// assert_eq!(next.threshold.percent(), 40.0);
+/// assert_eq!(next.window, Window::Time(Duration::from_secs(30)));
+/// assert_eq!(next.min_calls(), 10, "the time window's default, not the old window's 40");
+/// assert_eq!(next.probes, 3, "not named, so kept");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Patch {
+    /// The values read, onto the defaults; only the fields of `named` mean anything.
+    values: Settings,
+    /// The options named, by their canonical names, in the order given.
+    named: Vec<&'static str>,
+}
+
+impl Patch {
+    /// Whether the patch names no option.
+    pub fn is_empty(&self) -> bool {
+        self.named.is_empty()
+    }
+
+    /// The options the patch names, by their canonical names (`timeout_ms` is `timeout`), in
+    /// the order given.
+    pub fn options(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.named.iter().copied()
+    }
+
+    /// `base` with the options this patch names replaced, checked ([`Settings::check`]): the
+    /// first rule the result breaks, such as a `min_calls` above the new count window, is the
+    /// error.
+    ///
+    /// ```
+    /// use breaker_options::{ConfigError, Patch, Settings, Window};
+    ///
+    /// let patch: Patch = serde_json::from_str(r#"{ "min_calls": 30 }"#)?;
+    /// let live = Settings { window: Window::Count(20), ..Settings::DEFAULT };
+    /// assert_eq!(patch.apply(live), Err(ConfigError::MinCallsAboveWindow { min_calls: 30, window: 20 }));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn apply(&self, base: Settings) -> Result<Settings, ConfigError> {
+        let mut next = base;
+        let v = &self.values;
+        for option in self.options() {
+            match option {
+                "threshold" => next.threshold = v.threshold,
+                "window" => next.window = v.window,
+                "min_calls" => next.min_calls = v.min_calls,
+                "timeout" => next.timeout = v.timeout,
+                "break_duration" => next.break_duration = v.break_duration,
+                "max_break_duration" => next.max_break_duration = v.max_break_duration,
+                "break_growth" => next.break_growth = v.break_growth,
+                "break_jitter" => next.break_jitter = v.break_jitter,
+                "probes" => next.probes = v.probes,
+                "slow_call" => next.slow_call = v.slow_call,
+                "slow_threshold" => next.slow_threshold = v.slow_threshold,
+                "mode" => next.mode = v.mode,
+                // Deserialization admits no other option.
+                _ => {}
+            }
+        }
+        if self.names("window") && !self.names("min_calls") {
+            next.min_calls = None;
+        }
+        next.check()?;
+        Ok(next)
+    }
+
+    fn names(&self, option: &str) -> bool {
+        self.named.contains(&option)
+    }
+}
+
+impl<'de> Deserialize<'de> for Patch {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PatchVisitor)
+    }
+}
+
+struct PatchVisitor;
+
+impl<'de> Visitor<'de> for PatchVisitor {
+    type Value = Patch;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of the options to change, such as { threshold = \"40%\" }")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Patch, A::Error> {
+        let mut patch = Patch::default();
+        read_options(map, |key, canonical, map| {
+            match kind(canonical) {
+                Kind::Setting => set_setting(&mut patch.values, key, map.next_value()?)?,
+                Kind::Name => {
+                    return Err(de::Error::custom(
+                        "`name` cannot change: a live breaker keeps its name",
+                    ));
+                }
+                Kind::Policy => {
+                    return Err(de::Error::custom(format!(
+                        "`{key}` is a policy option: it is built into the guarded fn's wrapper and cannot change on a live breaker"
+                    )));
+                }
+                Kind::Typed | Kind::Code => {
+                    return Err(de::Error::custom(attribute_only(key, canonical)));
+                }
+            }
+            patch.named.push(canonical);
+            Ok(())
+        })?;
+        Ok(patch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::{ConfigError, Mode, Patch, Settings, Window};
+
+    fn patch(json: &str) -> Result<Patch, String> {
+        serde_json::from_str(json).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_partial_patch_keeps_every_other_option() {
+        let live = Settings {
+            window: Window::Time(Duration::from_secs(60)),
+            min_calls: Some(50),
+            probes: 4,
+            slow_call: Some(Duration::from_secs(1)),
+            mode: Mode::Shadow,
+            ..Settings::DEFAULT
+        };
+        let next = patch(r#"{ "threshold": "25%" }"#)
+            .unwrap()
+            .apply(live)
+            .unwrap();
+        assert_eq!(
+            next,
+            Settings {
+                threshold: next.threshold,
+                ..live
+            }
+        );
+        assert_eq!(next.threshold.percent(), 25.0);
+    }
+
+    #[test]
+    fn an_empty_patch_changes_nothing() {
+        let empty = patch("{}").unwrap();
+        assert!(empty.is_empty());
+        let live = Settings {
+            probes: 2,
+            ..Settings::DEFAULT
+        };
+        assert_eq!(empty.apply(live), Ok(live));
+    }
+
+    #[test]
+    fn a_bad_value_names_its_option() {
+        let error = patch(r#"{ "window": "30s", "threshold": "140%" }"#).unwrap_err();
+        assert!(error.starts_with("invalid `threshold`: "), "{error}");
+        let error = patch(r#"{ "probes": "many" }"#).unwrap_err();
+        assert!(
+            error.starts_with("invalid `probes`: `many` is not a whole number"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_the_options() {
+        let error = patch(r#"{ "treshold": "40%" }"#).unwrap_err();
+        assert!(
+            error.starts_with("unknown option `treshold`; the options are `threshold`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_option_given_twice_is_refused() {
+        let error = patch(r#"{ "timeout": "1s", "timeout_ms": 500 }"#).unwrap_err();
+        assert!(
+            error.starts_with("`timeout_ms` sets `timeout`, which is given more than once"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn what_a_live_breaker_cannot_change_is_refused_with_the_reason() {
+        let error = patch(r#"{ "retries": 3 }"#).unwrap_err();
+        assert!(
+            error.starts_with("`retries` is a policy option: it is built into the guarded fn's wrapper and cannot change on a live breaker"),
+            "{error}"
+        );
+        for key in [
+            "backoff",
+            "retry_budget",
+            "deadline",
+            "max_concurrent",
+            "max_wait",
+        ] {
+            let error = patch(&format!(r#"{{ "{key}": "1s" }}"#)).unwrap_err();
+            assert!(
+                error.starts_with(&format!("`{key}` is a policy option")),
+                "{error}"
+            );
+        }
+        let error = patch(r#"{ "name": "other" }"#).unwrap_err();
+        assert!(error.contains("a live breaker keeps its name"), "{error}");
+        let error = patch(r#"{ "fallback": "queue" }"#).unwrap_err();
+        assert!(error.starts_with("`fallback` names code"), "{error}");
+        let error = patch(r#"{ "stale_for": "1m" }"#).unwrap_err();
+        assert!(
+            error.starts_with("`stale_for` keeps answers of the fn's own types"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_new_window_takes_its_own_min_calls() {
+        let live = Settings {
+            window: Window::Count(100),
+            min_calls: Some(80),
+            ..Settings::DEFAULT
+        };
+        let next = patch(r#"{ "window": "20" }"#).unwrap().apply(live).unwrap();
+        assert_eq!((next.window, next.min_calls()), (Window::Count(20), 20));
+        let next = patch(r#"{ "window": 40, "min_calls": 30 }"#)
+            .unwrap()
+            .apply(live)
+            .unwrap();
+        assert_eq!((next.window, next.min_calls()), (Window::Count(40), 30));
+    }
+
+    #[test]
+    fn slow_call_and_max_break_keep_the_options_that_follow_them() {
+        let live = patch(r#"{ "slow_call": "1s", "slow_threshold": "30%", "max_break_duration": "5m", "break_growth": "3x" }"#)
+            .unwrap()
+            .apply(Settings::DEFAULT)
+            .unwrap();
+        let next = patch(r#"{ "slow_call": "2s", "max_break_duration": "10m" }"#)
+            .unwrap()
+            .apply(live)
+            .unwrap();
+        assert_eq!(next.slow_call, Some(Duration::from_secs(2)));
+        assert_eq!(next.slow_threshold, live.slow_threshold);
+        assert_eq!(next.max_break_duration, Some(Duration::from_secs(600)));
+        assert_eq!(next.break_growth, live.break_growth);
+    }
+
+    #[test]
+    fn a_rule_between_options_is_broken_in_apply() {
+        let min_calls = patch(r#"{ "min_calls": 30 }"#).unwrap();
+        assert_eq!(
+            min_calls.apply(Settings::DEFAULT),
+            Err(ConfigError::MinCallsAboveWindow {
+                min_calls: 30,
+                window: 20
+            })
+        );
+        let live = Settings {
+            slow_call: Some(Duration::from_secs(2)),
+            ..Settings::DEFAULT
+        };
+        let error = patch(r#"{ "timeout": "1s" }"#)
+            .unwrap()
+            .apply(live)
+            .unwrap_err();
+        assert_eq!(error.field(), "slow_call");
+    }
+
+    #[test]
+    fn a_growth_written_as_a_number_is_read_as_its_text() {
+        let growth = patch(r#"{ "max_break_duration": "2m", "break_growth": 1.5 }"#).unwrap();
+        let next = growth.apply(Settings::DEFAULT).unwrap();
+        assert_eq!(next.break_growth().hundredths(), 150);
+    }
+}
