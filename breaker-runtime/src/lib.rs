@@ -84,6 +84,7 @@
 //! | `metrics` | every breaker's state, transitions, calls and durations through the `metrics` facade |
 //! | `opentelemetry` | the same instruments through an OpenTelemetry meter: [`opentelemetry::install`] |
 //! | `serde` | `Serialize` for snapshots, states and configurations; `Deserialize` for a [`Config`] spelled as in the attribute (`{ "threshold": "50%", "window": "30s" }`) |
+//! | `config-file` | [`config_file::ConfigFile`](crate::config_file): options of live breakers from a TOML (or JSON) file, one table per breaker, applied whole or not at all and watched for changes |
 //! | `test-util` | [`testing::isolated`](crate::testing): a test's own breakers, so tests of one guarded fn do not fail each other |
 //!
 //! # Semantics in brief
@@ -118,7 +119,7 @@
 //!
 //! | folder | its job |
 //! |---|---|
-//! | `adapters/` | tower, tonic, http, reqwest, metrics, OpenTelemetry, serde and the operator's HTTP endpoint, each behind its feature (top) |
+//! | `adapters/` | tower, tonic, http, reqwest, metrics, OpenTelemetry, serde, the operator's HTTP endpoint and the configuration file, each behind its feature (top) |
 //! | `policy/` | around the breaker's calls: retries with backoff and budget, the deadline, the bulkhead |
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
 //! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
@@ -156,6 +157,9 @@ pub mod testing;
 #[cfg(all(test, breaker_loom))]
 mod loom_tests;
 
+#[cfg(feature = "config-file")]
+#[doc(inline)]
+pub use adapters::config_file;
 #[cfg(feature = "http-endpoint")]
 #[doc(inline)]
 pub use adapters::endpoint;
@@ -173,6 +177,8 @@ pub use adapters::tonic;
 #[doc(inline)]
 pub use adapters::tower;
 pub use base::name::Name;
+#[cfg(feature = "serde")]
+pub use breaker_options::Patch;
 pub use breaker_options::{
     Backoff, MAX_CONCURRENT, MAX_RETRIES, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW,
     RetryBudget,

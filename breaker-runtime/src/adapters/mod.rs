@@ -1,7 +1,9 @@
 //! The breaker where other crates meet it, each behind its feature: tower and tonic middleware,
 //! `IsFailure` for http, reqwest and gRPC answers, the `metrics` facade, an OpenTelemetry meter,
-//! serde, and the operator's HTTP endpoint.
+//! serde, the operator's HTTP endpoint, and a configuration file applied to live breakers.
 
+#[cfg(feature = "config-file")]
+pub mod config_file;
 #[cfg(feature = "http-endpoint")]
 pub mod endpoint;
 #[cfg(any(feature = "tonic", all(feature = "tower", feature = "http")))]

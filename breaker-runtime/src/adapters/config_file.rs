@@ -1,0 +1,464 @@
+//! Breaker options from a file an operator edits (feature `config-file`), applied to the live
+//! breakers of the [`registry`](crate::registry()), and watched for changes.
+//!
+//! ## Configuration file
+//!
+//! One table per breaker, under the breaker's name; each table is a [`Patch`]: the options to
+//! change, spelled as in the attribute. Options a table does not name keep the breaker's
+//! current value, so removing a line from the file does not undo it; write the value back
+//! instead. A name with `::` (the attribute's default names, `module::fn`) must be quoted in
+//! TOML, or it reads as nested tables:
+//!
+//! ```toml
+//! ["payments::charge"]
+//! threshold = "40%"
+//! window = "30s"
+//!
+//! [search]
+//! timeout = "800ms"
+//! mode = "shadow"
+//! ```
+//!
+//! A file whose name ends in `.json` is read as JSON (`{ "search": { "timeout": "800ms" } }`);
+//! any other as TOML.
+//!
+//! A file applies whole or not at all: every table is checked against its breaker first (a
+//! name no breaker has, a value the grammar refuses, an option a live breaker cannot change,
+//! a rule between options the result would break), and one problem anywhere leaves every
+//! breaker as it was. [`FileError`] lists every problem, one line each, naming the file, the
+//! breaker and the option.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use breaker_runtime::config_file::ConfigFile;
+//! use breaker_runtime::{registry, Breaker, Config};
+//!
+//! let breaker = Arc::new(Breaker::new(Config::builder().name("docs::charge").build()?));
+//! registry().register(Arc::clone(&breaker))?;
+//!
+//! let path = std::env::temp_dir().join(format!("breaker-docs-{}.toml", std::process::id()));
+//! std::fs::write(&path, "[\"docs::charge\"]\nthreshold = \"40%\"\nwindow = \"30s\"\n")?;
+//! let applied = ConfigFile::new(&path).load()?;
+//! assert_eq!(applied.changed[0].breaker, "docs::charge");
+//! assert_eq!(applied.changed[0].options, ["threshold", "window", "min_calls"]);
+//!
+//! std::fs::write(&path, "[\"docs::charge\"]\nretries = 3\n")?;
+//! let error = ConfigFile::new(&path).load().unwrap_err();
+//! assert!(error.to_string().contains("breaker `docs::charge`: `retries` is a policy option"));
+//! # std::fs::remove_file(&path)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`ConfigFile::watch`] applies the file at once and again whenever it changes, on tokio:
+//! a bad version is logged (one `tracing` error naming the file, the breaker and the option)
+//! and applies nothing, and the next good version applies.
+
+use std::fmt;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use breaker_options::{Patch, Settings, canonical};
+use serde::Deserialize;
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use crate::registry::registry;
+
+/// A configuration file of breaker options: [`load`](Self::load) applies it once,
+/// [`watch`](Self::watch) keeps applying it as it changes.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    path: PathBuf,
+    every: Duration,
+}
+
+impl ConfigFile {
+    /// The file at `path`, looked at every second once watched.
+    pub fn new(path: impl Into<PathBuf>) -> ConfigFile {
+        ConfigFile {
+            path: path.into(),
+            every: Duration::from_secs(1),
+        }
+    }
+
+    /// How often [`watch`](Self::watch) looks at the file's modification time and length (at
+    /// least 1 ms).
+    pub fn every(mut self, interval: Duration) -> ConfigFile {
+        self.every = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the file and applies every table to its breaker, or, if any table has a problem,
+    /// applies nothing and returns them all.
+    ///
+    /// It reads the file on the calling thread: call it at start-up, or from
+    /// `spawn_blocking`, not from a task of the async runtime.
+    pub fn load(&self) -> Result<Applied, FileError> {
+        let text = std::fs::read_to_string(&self.path).map_err(|source| FileError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
+        apply(&self.path, &text)
+    }
+
+    /// Applies the file now, then again whenever it changes, until the handle is dropped or
+    /// [stopped](WatchHandle::stop). Every interval it compares the file's modification time
+    /// and length with the last look, and reads it only when they moved; a rewrite with the
+    /// same contents applies nothing. The file is read off the runtime's threads.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as `tokio::spawn` does.
+    pub fn watch(self) -> WatchHandle {
+        WatchHandle {
+            task: tokio::spawn(watch(Arc::from(self.path), self.every)),
+        }
+    }
+}
+
+/// A running [`ConfigFile::watch`]: dropping it ends the watch.
+#[derive(Debug)]
+#[must_use = "dropping the handle ends the watch"]
+pub struct WatchHandle {
+    task: JoinHandle<()>,
+}
+
+impl WatchHandle {
+    /// Ends the watch.
+    pub fn stop(self) {}
+}
+
+impl Drop for WatchHandle {
+    fn drop(&mut self) {
+        // The task awaits only between applies (an apply runs without an await), so aborting
+        // it never leaves a file half applied.
+        self.task.abort();
+    }
+}
+
+/// What a file changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Applied {
+    /// The breakers whose options changed, in the order of their names; a table that names
+    /// only current values changes nothing and is not listed.
+    pub changed: Vec<Change>,
+}
+
+/// One breaker's changed options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Change {
+    /// The breaker's name.
+    pub breaker: String,
+    /// The options whose values changed, in the order of the attribute's table: the named
+    /// ones, and those that follow them (a new `window` resets `min_calls`).
+    pub options: Vec<&'static str>,
+}
+
+/// A configuration file that applied nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The file is not TOML (or, named `.json`, not JSON), or is not a table of tables.
+    #[error("{}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said, with the line.
+        message: String,
+    },
+    /// Tables with problems: every one of them, one line each.
+    #[error("{}", Lines(path, problems))]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Every problem, in the order of the breakers' names.
+        problems: Vec<Problem>,
+    },
+}
+
+/// A problem with one breaker's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Problem {
+    /// The table's name: the breaker's.
+    pub breaker: String,
+    /// The option at fault, when the problem is one option's.
+    pub option: Option<&'static str>,
+    /// The rule broken, naming the option.
+    pub message: String,
+}
+
+struct Lines<'a>(&'a Path, &'a [Problem]);
+
+impl fmt::Display for Lines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.1.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(
+                f,
+                "{}: breaker `{}`: {}",
+                self.0.display(),
+                problem.breaker,
+                problem.message
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses `text` as the file at `path`, checks every table, and applies them all or none.
+fn apply(path: &Path, text: &str) -> Result<Applied, FileError> {
+    let tables = parse(text, is_json(path)).map_err(|message| FileError::Syntax {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    let mut problems = Vec::new();
+    let mut ready = Vec::new();
+    for (name, table) in tables {
+        let problem = |option, message| Problem {
+            breaker: name.clone(),
+            option,
+            message,
+        };
+        let patch = match table {
+            Ok(patch) => patch,
+            Err(message) => {
+                problems.push(problem(named_option(&message), message));
+                continue;
+            }
+        };
+        let Some(breaker) = registry().get(&name) else {
+            problems.push(problem(
+                None,
+                "no breaker has this name (declared with the attribute or registered)".into(),
+            ));
+            continue;
+        };
+        let now = breaker.config().settings();
+        match patch.apply(now) {
+            Ok(next) => ready.push((name, breaker, now, next)),
+            Err(error) => problems.push(problem(Some(error.field()), error.to_string())),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(FileError::Refused {
+            path: path.to_path_buf(),
+            problems,
+        });
+    }
+    let mut applied = Applied::default();
+    for (name, breaker, now, next) in ready {
+        let options = changed(&now, &next);
+        if options.is_empty() {
+            continue;
+        }
+        // Checked above with the rules `reconfigure` checks, so it refuses nothing.
+        if let Err(error) = breaker.reconfigure(next) {
+            tracing::error!(file = %path.display(), breaker = %name, "breaker `{name}` refused its options: {error}");
+            continue;
+        }
+        tracing::info!(
+            file = %path.display(),
+            breaker = %name,
+            "breaker `{name}` reconfigured from {}: {}",
+            path.display(),
+            options.join(", ")
+        );
+        applied.changed.push(Change {
+            breaker: name,
+            options,
+        });
+    }
+    Ok(applied)
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"))
+}
+
+/// Each table by name, read as a patch or refused with the reason; or why the file is not a
+/// table of tables.
+type Tables = Vec<(String, Result<Patch, String>)>;
+
+fn parse(text: &str, json: bool) -> Result<Tables, String> {
+    // Each table is read on its own, so one bad table does not hide the problems of others.
+    if json {
+        let file: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+        Ok(file
+            .into_iter()
+            .map(|(name, table)| {
+                let patch = match table {
+                    serde_json::Value::Object(_) => {
+                        Patch::deserialize(table).map_err(|e| e.to_string())
+                    }
+                    _ => Err(not_a_table(&name)),
+                };
+                (name, patch)
+            })
+            .collect())
+    } else {
+        let file: toml::Table = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            match line {
+                Some(line) => format!("not valid TOML, line {line}: {}", e.message().trim()),
+                None => format!("not valid TOML: {}", e.message().trim()),
+            }
+        })?;
+        Ok(file
+            .into_iter()
+            .map(|(name, table)| {
+                let patch = match table {
+                    toml::Value::Table(_) => table
+                        .try_into::<Patch>()
+                        .map_err(|e| e.message().trim().to_string()),
+                    _ => Err(not_a_table(&name)),
+                };
+                (name, patch)
+            })
+            .collect())
+    }
+}
+
+fn not_a_table(name: &str) -> String {
+    format!(
+        "`{name}` is not a table: each breaker's options go in a table under its name, such as [\"payments::charge\"]"
+    )
+}
+
+/// The option a patch's refusal is about: its messages start with the option's key in
+/// backticks (`invalid \`threshold\`: ...`, `` `retries` is a policy option ``).
+fn named_option(message: &str) -> Option<&'static str> {
+    let key = message
+        .strip_prefix("invalid `")
+        .or_else(|| message.strip_prefix('`'))?;
+    canonical(&key[..key.find('`')?])
+}
+
+/// The options whose effective values differ, defaults filled in, so that `min_calls` left to
+/// its default and the same number written out are one value.
+fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
+    let differs = [
+        ("threshold", now.threshold != next.threshold),
+        ("window", now.window != next.window),
+        ("min_calls", now.min_calls() != next.min_calls()),
+        ("timeout", now.timeout != next.timeout),
+        ("break_duration", now.break_duration != next.break_duration),
+        (
+            "max_break_duration",
+            now.max_break_duration != next.max_break_duration,
+        ),
+        (
+            "break_growth",
+            now.max_break_duration.map(|_| now.break_growth())
+                != next.max_break_duration.map(|_| next.break_growth()),
+        ),
+        ("break_jitter", now.break_jitter != next.break_jitter),
+        ("probes", now.probes != next.probes),
+        ("slow_call", now.slow_call != next.slow_call),
+        (
+            "slow_threshold",
+            now.slow_call.map(|_| now.slow_threshold())
+                != next.slow_call.map(|_| next.slow_threshold()),
+        ),
+        ("mode", now.mode != next.mode),
+    ];
+    differs
+        .into_iter()
+        .filter_map(|(option, differs)| differs.then_some(option))
+        .collect()
+}
+
+/// What the watch last saw of the file: a rewrite moves at least one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+}
+
+/// A look at the file, off the runtime.
+enum Look {
+    Unchanged,
+    Read(Stamp, String),
+}
+
+fn look(path: &Path, last: Option<Stamp>) -> io::Result<Look> {
+    let meta = std::fs::metadata(path)?;
+    let stamp = Stamp {
+        modified: meta.modified().ok(),
+        len: meta.len(),
+    };
+    if last == Some(stamp) {
+        return Ok(Look::Unchanged);
+    }
+    Ok(Look::Read(stamp, std::fs::read_to_string(path)?))
+}
+
+async fn watch(path: Arc<Path>, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    // A slow disk delays the next look; it does not cause a burst of looks to catch up.
+    ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut stamp = None;
+    let mut handled: Option<u64> = None;
+    let mut unreadable: Option<String> = None;
+    loop {
+        ticks.tick().await;
+        let looked = {
+            let path = Arc::clone(&path);
+            tokio::task::spawn_blocking(move || look(&path, stamp)).await
+        };
+        let (new_stamp, text) = match looked {
+            Ok(Ok(Look::Unchanged)) => continue,
+            Ok(Ok(Look::Read(new_stamp, text))) => (new_stamp, text),
+            Ok(Err(error)) => {
+                // Said once, not every interval, until the file reads again.
+                let message = format!("cannot read {}: {error}", path.display());
+                if unreadable.as_ref() != Some(&message) {
+                    tracing::error!(file = %path.display(), "{message}; every breaker keeps its options");
+                    unreadable = Some(message);
+                }
+                stamp = None;
+                continue;
+            }
+            // The blocking look was cancelled as the runtime shuts down.
+            Err(_) => return,
+        };
+        stamp = Some(new_stamp);
+        unreadable = None;
+        let mut hasher = DefaultHasher::new();
+        text.hash(&mut hasher);
+        let hash = hasher.finish();
+        if handled == Some(hash) {
+            continue;
+        }
+        // A bad version is remembered too, so it is reported once, not every interval.
+        handled = Some(hash);
+        if let Err(error) = apply(&path, &text) {
+            let lines = error.to_string().replace('\n', "; ");
+            tracing::error!(file = %path.display(), "{lines}; every breaker keeps its options");
+        }
+    }
+}
