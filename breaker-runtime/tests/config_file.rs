@@ -318,3 +318,30 @@ async fn a_bad_version_is_logged_once_applies_nothing_and_the_next_good_one_appl
     assert_eq!(logged.lines(tracing::Level::ERROR).len(), 1);
     assert_eq!(good.config().threshold().percent(), 40.0);
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_breaker_registered_after_the_watch_started_gets_the_file_as_it_is() {
+    let logged = Logged::default();
+    let _log = tracing::subscriber::set_default(logged.clone());
+    let file = TempFile::new("late", "toml");
+    file.write("[\"file::late\"]\nprobes = 5\n");
+
+    let _watch = watched(&file).await;
+    looks(3).await;
+    let errors = logged.lines(tracing::Level::ERROR);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("breaker `file::late`: no breaker has this name"),
+        "{errors:?}"
+    );
+
+    let breaker = registered("file::late");
+    looks(1).await;
+    assert_eq!(
+        logged.lines(tracing::Level::INFO).len(),
+        1,
+        "applied, the file unchanged"
+    );
+    assert_eq!(logged.lines(tracing::Level::ERROR).len(), 1);
+    assert_eq!(breaker.config().probes(), 5);
+}

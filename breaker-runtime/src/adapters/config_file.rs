@@ -114,9 +114,14 @@ impl ConfigFile {
     /// and length with the last look, and reads it only when they moved; a rewrite with the
     /// same contents applies nothing. The file is read off the runtime's threads.
     ///
+    /// While the file cannot be read or has a problem, every breaker keeps its options and the
+    /// problem is logged once; the file is then read at every look, so that it applies as soon
+    /// as it can (a breaker it names may be registered after the watch started).
+    ///
     /// # Panics
     ///
-    /// Outside a tokio runtime, as `tokio::spawn` does.
+    /// Outside a tokio runtime, or on one without its time driver, as `tokio::spawn` and
+    /// `tokio::time::interval` do.
     pub fn watch(self) -> WatchHandle {
         WatchHandle {
             task: tokio::spawn(watch(Arc::from(self.path), self.every)),
@@ -148,8 +153,8 @@ impl Drop for WatchHandle {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Applied {
-    /// The breakers whose options changed, in the order of their names; a table that names
-    /// only current values changes nothing and is not listed.
+    /// The breakers whose options changed, by name; a table that names only current values
+    /// changes nothing and is not listed.
     pub changed: Vec<Change>,
 }
 
@@ -228,10 +233,11 @@ impl fmt::Display for Lines<'_> {
 
 /// Parses `text` as the file at `path`, checks every table, and applies them all or none.
 fn apply(path: &Path, text: &str) -> Result<Applied, FileError> {
-    let tables = parse(text, is_json(path)).map_err(|message| FileError::Syntax {
+    let mut tables = parse(text, is_json(path)).map_err(|message| FileError::Syntax {
         path: path.to_path_buf(),
         message,
     })?;
+    tables.sort_by(|a, b| a.0.cmp(&b.0));
     let mut problems = Vec::new();
     let mut ready = Vec::new();
     for (name, table) in tables {
@@ -422,43 +428,60 @@ async fn watch(path: Arc<Path>, every: Duration) {
     // A slow disk delays the next look; it does not cause a burst of looks to catch up.
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut stamp = None;
-    let mut handled: Option<u64> = None;
-    let mut unreadable: Option<String> = None;
+    // The contents last applied, so a rewrite with the same contents applies nothing.
+    let mut applied: Option<u64> = None;
+    // The last problem logged, so a problem that lasts is logged once, not every interval.
+    let mut reported: Option<String> = None;
     loop {
         ticks.tick().await;
         let looked = {
             let path = Arc::clone(&path);
             tokio::task::spawn_blocking(move || look(&path, stamp)).await
         };
-        let (new_stamp, text) = match looked {
+        let text = match looked {
             Ok(Ok(Look::Unchanged)) => continue,
-            Ok(Ok(Look::Read(new_stamp, text))) => (new_stamp, text),
+            Ok(Ok(Look::Read(new_stamp, text))) => {
+                stamp = Some(new_stamp);
+                text
+            }
             Ok(Err(error)) => {
-                // Said once, not every interval, until the file reads again.
-                let message = format!("cannot read {}: {error}", path.display());
-                if unreadable.as_ref() != Some(&message) {
-                    tracing::error!(file = %path.display(), "{message}; every breaker keeps its options");
-                    unreadable = Some(message);
-                }
                 stamp = None;
+                report(
+                    &path,
+                    &mut reported,
+                    format!("cannot read {}: {error}", path.display()),
+                );
                 continue;
             }
             // The blocking look was cancelled as the runtime shuts down.
             Err(_) => return,
         };
-        stamp = Some(new_stamp);
-        unreadable = None;
         let mut hasher = DefaultHasher::new();
         text.hash(&mut hasher);
         let hash = hasher.finish();
-        if handled == Some(hash) {
+        if applied == Some(hash) {
+            reported = None;
             continue;
         }
-        // A bad version is remembered too, so it is reported once, not every interval.
-        handled = Some(hash);
-        if let Err(error) = apply(&path, &text) {
-            let lines = error.to_string().replace('\n', "; ");
-            tracing::error!(file = %path.display(), "{lines}; every breaker keeps its options");
+        match apply(&path, &text) {
+            Ok(_) => {
+                applied = Some(hash);
+                reported = None;
+            }
+            Err(error) => {
+                // Read again at the next look, though unchanged: a breaker the file names may
+                // be registered after the watch started, and the same file then applies.
+                stamp = None;
+                report(&path, &mut reported, error.to_string().replace('\n', "; "));
+            }
         }
+    }
+}
+
+/// Logs `problem`, unless it is the one logged last.
+fn report(path: &Path, reported: &mut Option<String>, problem: String) {
+    if reported.as_ref() != Some(&problem) {
+        tracing::error!(file = %path.display(), "{problem}; every breaker keeps its options");
+        *reported = Some(problem);
     }
 }
