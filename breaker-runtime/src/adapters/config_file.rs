@@ -246,20 +246,27 @@ fn apply(path: &Path, text: &str) -> Result<Applied, FileError> {
             option,
             message,
         };
-        let patch = match table {
-            Ok(patch) => patch,
-            Err(message) => {
-                problems.push(problem(named_option(&message), message));
-                continue;
-            }
-        };
-        let Some(breaker) = registry().get(&name) else {
+        if let Err(Misread::NotATable) = table {
+            problems.push(problem(None, not_a_table(&name)));
+            continue;
+        }
+        // A table under a name no breaker has may be wrong too: both are reported.
+        let breaker = registry().get(&name);
+        if breaker.is_none() {
             problems.push(problem(
                 None,
                 "no breaker has this name (declared with the attribute or registered)".into(),
             ));
-            continue;
+        }
+        let patch = match table {
+            Ok(patch) => patch,
+            Err(Misread::NotATable) => continue,
+            Err(Misread::Invalid(message)) => {
+                problems.push(problem(named_option(&message), message));
+                continue;
+            }
         };
+        let Some(breaker) = breaker else { continue };
         let now = breaker.config().settings();
         match patch.apply(now) {
             Ok(next) => ready.push((name, breaker, now, next)),
@@ -305,7 +312,15 @@ fn is_json(path: &Path) -> bool {
 
 /// Each table by name, read as a patch or refused with the reason; or why the file is not a
 /// table of tables.
-type Tables = Vec<(String, Result<Patch, String>)>;
+type Tables = Vec<(String, Result<Patch, Misread>)>;
+
+/// Why a table is no patch.
+enum Misread {
+    /// A value where a table should be, such as an option outside any table.
+    NotATable,
+    /// A table the patch refused, and why.
+    Invalid(String),
+}
 
 fn parse(text: &str, json: bool) -> Result<Tables, String> {
     // Each table is read on its own, so one bad table does not hide the problems of others.
@@ -317,9 +332,9 @@ fn parse(text: &str, json: bool) -> Result<Tables, String> {
             .map(|(name, table)| {
                 let patch = match table {
                     serde_json::Value::Object(_) => {
-                        Patch::deserialize(table).map_err(|e| e.to_string())
+                        Patch::deserialize(table).map_err(|e| Misread::Invalid(e.to_string()))
                     }
-                    _ => Err(not_a_table(&name)),
+                    _ => Err(Misread::NotATable),
                 };
                 (name, patch)
             })
@@ -340,8 +355,8 @@ fn parse(text: &str, json: bool) -> Result<Tables, String> {
                 let patch = match table {
                     toml::Value::Table(_) => table
                         .try_into::<Patch>()
-                        .map_err(|e| e.message().trim().to_string()),
-                    _ => Err(not_a_table(&name)),
+                        .map_err(|e| Misread::Invalid(e.message().trim().to_string())),
+                    _ => Err(Misread::NotATable),
                 };
                 (name, patch)
             })
