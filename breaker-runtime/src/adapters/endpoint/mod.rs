@@ -26,11 +26,13 @@
 //!
 //! | file | its job |
 //! |---|---|
-//! | `commands.rs` | the operator's commands, their token, and their log |
+//! | `guard.rs` | the token and the breaker's name, checked before any change |
+//! | `commands.rs` | the operator's commands and their log |
 //! | `history.rs` | the recent transitions the page shows |
 //! | `page.html` | the live page: no external asset, updated by server-sent events |
 
 mod commands;
+mod guard;
 mod history;
 
 use std::convert::Infallible;
