@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, Config, Verdict};
+use breaker_runtime::{Breaker, Config, Rate, Settings, Verdict};
 
 #[tokio::test(start_paused = true)]
 async fn an_open_breaker_serializes_with_times_relative_to_now() {
@@ -23,6 +23,11 @@ async fn an_open_breaker_serializes_with_times_relative_to_now() {
     assert_eq!(json["state"], "open");
     assert_eq!(json["next_probe_in_ms"], 15_000);
     assert_eq!(json["last_transition_ms_ago"], 5_000);
+    assert_eq!(
+        json["config_changed_ms_ago"],
+        serde_json::Value::Null,
+        "never reconfigured"
+    );
     assert_eq!(json["calls"], 2, "the window that opened it");
     assert_eq!(json["last_opened"]["reason"], "failure_rate");
     assert_eq!(json["last_opened"]["failures"], 2);
@@ -45,4 +50,23 @@ async fn an_open_breaker_serializes_with_times_relative_to_now() {
         (json["state"].as_str(), &json["next_probe_in_ms"]),
         (Some("disabled"), &serde_json::Value::Null)
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reconfigured_breaker_says_how_long_ago_its_config_changed() {
+    let breaker = Breaker::new(
+        Config::builder()
+            .name("ledger-reconfigured")
+            .build()
+            .unwrap(),
+    );
+    let settings = Settings {
+        threshold: Rate::from_percent(40.0).unwrap(),
+        ..breaker.config().settings()
+    };
+    breaker.reconfigure(settings).unwrap();
+    tokio::time::advance(Duration::from_secs(3)).await;
+    let json = serde_json::to_value(breaker.snapshot()).unwrap();
+    assert_eq!(json["config_changed_ms_ago"], 3_000);
+    assert_eq!(json["config"]["threshold"], 40.0, "the config in force");
 }

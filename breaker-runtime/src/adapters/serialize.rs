@@ -2,9 +2,9 @@
 //! `Deserialize` for configurations, spelled as in the attribute.
 //!
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
-//! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago` and
-//! `last_opened.ms_ago`. Durations are
-//! in milliseconds.
+//! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago`,
+//! `config_changed_ms_ago` (`null` while the breaker keeps the config it was built with) and
+//! `last_opened.ms_ago`. Durations are in milliseconds.
 //!
 //! ```
 //! use breaker_runtime::{Breaker, Config};
@@ -125,7 +125,7 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 17)?;
+        let mut s = serializer.serialize_struct("Snapshot", 18)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("mode", self.mode.as_str())?;
@@ -157,6 +157,12 @@ impl Serialize for Snapshot {
         s.serialize_field(
             "last_opened",
             &self.last_opened.as_ref().map(|o| Relative(o, now)),
+        )?;
+        s.serialize_field(
+            "config_changed_ms_ago",
+            &self
+                .config_changed
+                .map(|at| millis(now.saturating_duration_since(at))),
         )?;
         s.serialize_field("config", &self.config)?;
         s.end()
