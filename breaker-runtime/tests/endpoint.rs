@@ -241,3 +241,236 @@ async fn the_events_send_the_breakers_at_once_and_again_after_a_transition() {
         "and listed among the recent transitions"
     );
 }
+
+/// A breaker in the registry, built with options a change can be told apart from.
+fn built(name: &'static str) -> Arc<Breaker> {
+    let breaker = Arc::new(Breaker::new(
+        Config::builder()
+            .name(name)
+            .count_window(4)
+            .probes(3)
+            .timeout(Duration::from_secs(2))
+            .build()
+            .unwrap(),
+    ));
+    registry().register(Arc::clone(&breaker)).unwrap();
+    breaker
+}
+
+/// `PUT /{name}/config` with the token, its status and its body as JSON.
+async fn put_config(port: u16, name: &str, body: &str) -> (u16, serde_json::Value) {
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, body) = request(
+        port,
+        "PUT",
+        &format!("/{name}/config"),
+        &[("Authorization", &bearer)],
+        body,
+    )
+    .await;
+    let json = serde_json::from_str(&body).unwrap_or_else(|_| panic!("JSON: {body}"));
+    (status, json)
+}
+
+/// The breaker named `name` as `GET /` lists it.
+async fn listed(port: u16, name: &str) -> serde_json::Value {
+    let (status, body) = request(port, "GET", "/", &[], "").await;
+    assert_eq!(status, 200);
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    json["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .cloned()
+        .expect("listed")
+}
+
+#[tokio::test]
+async fn a_put_changes_the_options_it_names_and_get_shows_them_in_force() {
+    let breaker = built("endpoint-config-put");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let before = listed(port, "endpoint-config-put").await;
+    assert_eq!(before["config_changed_ms_ago"], serde_json::Value::Null);
+
+    let (status, snapshot) = put_config(
+        port,
+        "endpoint-config-put",
+        r#"{"threshold": "40%", "window": "30s"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{snapshot}");
+    assert_eq!(snapshot["config"]["threshold"], 40.0, "{snapshot}");
+    assert_eq!(snapshot["config"]["window"]["ms"], 30_000);
+
+    let after = listed(port, "endpoint-config-put").await;
+    assert_eq!(after["config"]["threshold"], 40.0, "{after}");
+    assert_eq!(after["config"]["window"]["ms"], 30_000);
+    assert!(after["config_changed_ms_ago"].is_u64(), "{after}");
+    assert_eq!(breaker.config().threshold().percent(), 40.0);
+}
+
+#[tokio::test]
+async fn a_put_keeps_the_options_it_does_not_name() {
+    let _breaker = built("endpoint-config-partial");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let (status, snapshot) =
+        put_config(port, "endpoint-config-partial", r#"{"threshold": "25%"}"#).await;
+    assert_eq!(status, 200, "{snapshot}");
+    let config = &listed(port, "endpoint-config-partial").await["config"];
+    assert_eq!(config["threshold"], 25.0, "{config}");
+    assert_eq!(config["window"]["calls"], 4);
+    assert_eq!(config["probes"], 3);
+    assert_eq!(config["timeout_ms"], 2_000);
+    assert_eq!(config["break_duration_ms"], 30_000);
+}
+
+#[tokio::test]
+async fn a_refused_value_is_a_400_that_names_the_option_and_changes_nothing() {
+    let breaker = built("endpoint-config-refused");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let (status, error) =
+        put_config(port, "endpoint-config-refused", r#"{"threshold": "140%"}"#).await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["option"], "threshold", "{error}");
+    assert!(
+        error["error"].as_str().unwrap().contains("threshold"),
+        "{error}"
+    );
+
+    // A rule between options: more calls before judging than the window holds.
+    let (status, error) = put_config(port, "endpoint-config-refused", r#"{"min_calls": 5}"#).await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["option"], "min_calls", "{error}");
+
+    let (status, error) = put_config(
+        port,
+        "endpoint-config-refused",
+        r#"{"window": "30s", "break_duration": "0s"}"#,
+    )
+    .await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["option"], "break_duration", "{error}");
+    assert_eq!(breaker.config().threshold().percent(), 50.0);
+    assert_eq!(
+        listed(port, "endpoint-config-refused").await["config_changed_ms_ago"],
+        serde_json::Value::Null
+    );
+}
+
+#[tokio::test]
+async fn unknown_options_the_name_and_the_options_around_calls_are_refused() {
+    let _breaker = built("endpoint-config-unknown");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let name = "endpoint-config-unknown";
+    let (status, error) = put_config(port, name, r#"{"treshold": "40%"}"#).await;
+    assert_eq!(
+        (status, &error["option"]),
+        (400, &"treshold".into()),
+        "{error}"
+    );
+    assert!(
+        error["error"].as_str().unwrap().contains("threshold"),
+        "lists the options: {error}"
+    );
+    let (status, error) = put_config(port, name, r#"{"name": "other"}"#).await;
+    assert_eq!((status, &error["option"]), (400, &"name".into()), "{error}");
+    let (status, error) = put_config(port, name, r#"{"threshold": "40%", "retries": 2}"#).await;
+    assert_eq!(
+        (status, &error["option"]),
+        (400, &"retries".into()),
+        "{error}"
+    );
+
+    let (status, error) = put_config(port, name, "{}").await;
+    assert_eq!(status, 400);
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("at least one option"),
+        "{error}"
+    );
+    for body in ["", "not json", r#"["threshold"]"#, r#""40%""#] {
+        let (status, error) = put_config(port, name, body).await;
+        assert_eq!(status, 400, "{body:?}: {error}");
+    }
+}
+
+#[tokio::test]
+async fn changing_options_needs_the_token_and_a_known_breaker() {
+    let breaker = built("endpoint-config-guarded");
+    let operated = serve(Endpoint::new().token(TOKEN).router()).await;
+    let body = r#"{"threshold": "40%"}"#;
+    let path = "/endpoint-config-guarded/config";
+
+    let (status, _) = request(operated, "PUT", path, &[], body).await;
+    assert_eq!(status, 401, "no token");
+    let (status, _) = request(
+        operated,
+        "PUT",
+        path,
+        &[("Authorization", "Bearer test-token-7c1e")],
+        body,
+    )
+    .await;
+    assert_eq!(status, 401, "a wrong token");
+
+    let read_only = serve(breaker_runtime::endpoint::router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, _) = request(read_only, "PUT", path, &[("Authorization", &bearer)], body).await;
+    assert_eq!(status, 403, "no token configured");
+    assert_eq!(breaker.config().threshold().percent(), 50.0);
+
+    let (status, _) = put_config(operated, "no-such-breaker", body).await;
+    assert_eq!(status, 404);
+    let (status, _) = request(operated, "POST", path, &[("Authorization", &bearer)], body).await;
+    assert_eq!(status, 405, "a change of options is a PUT");
+}
+
+#[tokio::test]
+async fn a_config_body_may_pass_the_commands_limit_but_not_16_kib() {
+    let _breaker = built("endpoint-config-large");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let indented = format!(r#"{{{}"threshold": "40%"}}"#, " ".repeat(4_096));
+    let (status, snapshot) = put_config(port, "endpoint-config-large", &indented).await;
+    assert_eq!(status, 200, "{snapshot}");
+
+    let bearer = format!("Bearer {TOKEN}");
+    let huge = format!(r#"{{{}"threshold": "40%"}}"#, " ".repeat(20_000));
+    let (status, _) = request(
+        port,
+        "PUT",
+        "/endpoint-config-large/config",
+        &[("Authorization", &bearer)],
+        &huge,
+    )
+    .await;
+    assert_eq!(status, 413);
+}
+
+#[tokio::test]
+async fn reset_config_brings_back_the_options_the_breaker_was_built_with() {
+    let breaker = built("endpoint-config-reset");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let (status, _) = put_config(
+        port,
+        "endpoint-config-reset",
+        r#"{"threshold": "40%", "window": "30s", "probes": 1}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(breaker.config().threshold().percent(), 40.0);
+
+    let path = "/endpoint-config-reset/reset_config";
+    let (status, _) = request(port, "POST", path, &[], "").await;
+    assert_eq!(status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, body) = request(port, "POST", path, &[("Authorization", &bearer)], "").await;
+    assert_eq!(status, 200, "{body}");
+    let config = &listed(port, "endpoint-config-reset").await["config"];
+    assert_eq!(config["threshold"], 50.0, "{config}");
+    assert_eq!(config["window"]["calls"], 4);
+    assert_eq!(config["probes"], 3);
+    assert_eq!(config["timeout_ms"], 2_000);
+}

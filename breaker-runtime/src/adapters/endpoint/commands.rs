@@ -12,7 +12,7 @@ use crate::core::config::Mode;
 /// The largest body a command takes: commands take none, so anything more is refused (413).
 pub(super) const MAX_BODY: usize = 1_024;
 
-const COMMANDS: &str = "force_open, disable, reset, half_open, shadow, enforce";
+const COMMANDS: &str = "force_open, disable, reset, half_open, shadow, enforce, reset_config";
 
 pub(super) async fn command(
     State(endpoint): State<Endpoint>,
@@ -37,6 +37,9 @@ pub(super) async fn command(
         }
         "shadow" => breaker.set_mode(Mode::Shadow),
         "enforce" => breaker.set_mode(Mode::Enforce),
+        "reset_config" => {
+            breaker.reset_config();
+        }
         _ => {
             return refuse(
                 StatusCode::BAD_REQUEST,

@@ -3,7 +3,7 @@
 //!
 //! [`router`] (read-only) or [`Endpoint::router`] returns an axum [`Router`] to mount where the
 //! service likes, on an internal port: it says which dependencies are failing, and with a token
-//! it lets its holder open and close circuits.
+//! it lets its holder open and close circuits and change a breaker's options.
 //!
 //! Mount it under a prefix with `nest_service`, as below: then `/breakers` and `/breakers/`
 //! both answer `GET /`. (axum's `nest` matches the prefix without the slash only, so with it
@@ -13,7 +13,8 @@
 //! |---|---|
 //! | `GET /` | every breaker's snapshot as JSON (`Accept: text/html`: the live page) |
 //! | `GET /events` | server-sent events: the same JSON at once, after every transition and each second |
-//! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`: 200 with the breaker's snapshot; 403 while no token is configured, 401 without the right `Authorization: Bearer`, 404 for an unknown breaker, 400 for an unknown command, 413 for a body (commands take none) |
+//! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with): 200 with the breaker's snapshot; 403 while no token is configured, 401 without the right `Authorization: Bearer`, 404 for an unknown breaker, 400 for an unknown command, 413 for a body (commands take none) |
+//! | `PUT /{name}/config` | some of the breaker's options, as a JSON map spelled as in the attribute (`{"threshold": "40%", "window": "30s"}`), the others kept: 200 with the snapshot, whose `config` is the one now in force; 403, 401 and 404 as for the commands; 400 for a body that is not a map, an empty map, an unknown option, `name`, an option around the calls (`retries`, ...) or a refused value, as `{"error": "...", "option": "threshold"}` (`option` is `null` when no single option is at fault); 413 past 16 KiB |
 //!
 //! ```
 //! use breaker_runtime::endpoint::Endpoint;
@@ -28,10 +29,12 @@
 //! |---|---|
 //! | `guard.rs` | the token and the breaker's name, checked before any change |
 //! | `commands.rs` | the operator's commands and their log |
+//! | `config.rs` | a live breaker's options changed, and the change logged |
 //! | `history.rs` | the recent transitions the page shows |
 //! | `page.html` | the live page: no external asset, updated by server-sent events |
 
 mod commands;
+mod config;
 mod guard;
 mod history;
 
@@ -45,7 +48,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use futures_util::Stream;
 
 use crate::core::breaker::observer;
@@ -83,7 +86,7 @@ impl Endpoint {
         Endpoint::default()
     }
 
-    /// Takes the operator's commands from requests that carry `Authorization: Bearer <token>`
+    /// Takes the operator's commands and changes of options from requests that carry `Authorization: Bearer <token>`
     /// (compared in constant time). Read the token from the environment or a secret store, not
     /// from code; an empty token turns commands off.
     pub fn token(mut self, token: impl Into<String>) -> Endpoint {
@@ -105,6 +108,10 @@ impl Endpoint {
             .route("/", get(breakers))
             .route("/events", get(events))
             .route("/{name}/{command}", post(commands::command))
+            .route(
+                "/{name}/config",
+                put(config::put).layer(DefaultBodyLimit::max(config::MAX_BODY)),
+            )
             .layer(DefaultBodyLimit::max(commands::MAX_BODY))
             .with_state(self)
     }

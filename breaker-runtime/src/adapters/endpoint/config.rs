@@ -1,0 +1,114 @@
+//! `PUT {name}/config`: some of a live breaker's options changed by its operator, behind the
+//! same token as the commands, and logged with the options changed.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use breaker_options::{Patch, canonical};
+use serde_json::{Map, Value};
+
+use super::guard::{operated, refuse};
+use super::{Endpoint, json};
+
+/// The largest body a change of options takes. A map of every option a breaker has fits in
+/// well under 1 KiB (the commands' limit), but tools pretty-print and indent what they send;
+/// 16 KiB leaves them room while still bounding what a request makes the server hold.
+pub(super) const MAX_BODY: usize = 16 * 1_024;
+
+const EXAMPLE: &str = r#"{"threshold": "40%", "window": "30s"}"#;
+
+pub(super) async fn put(
+    State(endpoint): State<Endpoint>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let breaker = match operated(&endpoint, &headers, &name, "reconfigure") {
+        Ok(breaker) => breaker,
+        Err(refused) => return refused.into_response(),
+    };
+    let options = match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(options)) => options,
+        _ => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                &format!("the body must be a JSON map of options, such as {EXAMPLE}"),
+            );
+        }
+    };
+    if options.is_empty() {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &format!("name at least one option to change, such as {EXAMPLE}"),
+        );
+    }
+    let patch = match read(&options) {
+        Ok(patch) => patch,
+        Err(refused) => return refused.into_response(),
+    };
+    let changed = match patch
+        .apply(breaker.config().settings())
+        .and_then(|settings| breaker.reconfigure(settings))
+    {
+        Ok(_) => named(&options),
+        Err(error) => {
+            return BadOption {
+                option: Some(error.field()),
+                message: error.to_string(),
+            }
+            .into_response();
+        }
+    };
+    tracing::info!(breaker = %name, changed = %changed, "breaker reconfigured from the endpoint");
+    json(
+        StatusCode::OK,
+        serde_json::to_string(&breaker.snapshot()).unwrap_or_default(),
+    )
+}
+
+/// The patch `options` spell, or a 400 naming the option at fault.
+fn read(options: &Map<String, Value>) -> Result<Patch, BadOption<'_>> {
+    let whole = match serde_json::from_value::<Patch>(Value::Object(options.clone())) {
+        Ok(patch) => return Ok(patch),
+        Err(error) => error,
+    };
+    // The patch's message names the option in prose only; reading each option alone finds the
+    // one refused, for tools. An error no single option causes (one option given twice under
+    // two keys) names none.
+    let option = options.iter().find_map(|(key, value)| {
+        let alone = Map::from_iter([(key.clone(), value.clone())]);
+        serde_json::from_value::<Patch>(Value::Object(alone))
+            .is_err()
+            .then(|| canonical(key).unwrap_or(key))
+    });
+    Err(BadOption {
+        option,
+        message: whole.to_string(),
+    })
+}
+
+/// The options `options` name, as the log lists them: `threshold, window`.
+fn named(options: &Map<String, Value>) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for key in options.keys() {
+        let name = canonical(key).unwrap_or(key);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join(", ")
+}
+
+/// A value refused: 400 with `{"error": the rule, "option": the option}`, the option `null`
+/// when the error is not one option's.
+struct BadOption<'a> {
+    option: Option<&'a str>,
+    message: String,
+}
+
+impl IntoResponse for BadOption<'_> {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message, "option": self.option });
+        json(StatusCode::BAD_REQUEST, body.to_string())
+    }
+}
