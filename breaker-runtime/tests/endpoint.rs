@@ -84,6 +84,10 @@ async fn the_read_only_endpoint_lists_every_breaker_and_refuses_commands() {
         page.contains("new EventSource") && !page.contains("http://") && !page.contains("https://"),
         "a page that loads nothing from outside"
     );
+    assert!(
+        page.contains("config_changed_ms_ago") && page.contains("c.break_duration_ms"),
+        "the page shows the config in force, and when it last changed"
+    );
 
     let (status, _) = request(
         port,
