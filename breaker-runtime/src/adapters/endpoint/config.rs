@@ -112,3 +112,25 @@ impl IntoResponse for BadOption<'_> {
         json(StatusCode::BAD_REQUEST, body.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value};
+
+    #[test]
+    fn the_log_names_each_option_once_by_its_own_name() {
+        let options: Map<String, Value> =
+            serde_json::from_str(r#"{"threshold": "40%", "timeout_ms": 200, "window": "30s"}"#)
+                .unwrap();
+        assert_eq!(super::named(&options), "threshold, timeout, window");
+    }
+
+    #[test]
+    fn a_refused_value_is_traced_to_its_option() {
+        let options: Map<String, Value> =
+            serde_json::from_str(r#"{"window": "30s", "probes": "many"}"#).unwrap();
+        let refused = super::read(&options).err().unwrap();
+        assert_eq!(refused.option, Some("probes"));
+        assert!(refused.message.contains("probes"), "{}", refused.message);
+    }
+}
