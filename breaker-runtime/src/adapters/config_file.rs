@@ -60,11 +60,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use breaker_options::{Patch, Settings, canonical};
+use breaker_options::{Patch, canonical};
 use serde::Deserialize;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 
+use crate::core::breaker::{Requester, changed};
 use crate::registry::registry;
 
 /// A configuration file of breaker options: [`load`](Self::load) applies it once,
@@ -269,7 +270,7 @@ fn apply(path: &Path, text: &str) -> Result<Applied, FileError> {
         let Some(breaker) = breaker else { continue };
         let now = breaker.config().settings();
         match patch.apply(now) {
-            Ok(next) => ready.push((name, breaker, now, next)),
+            Ok(next) => ready.push((name, breaker, patch, now, next)),
             Err(error) => problems.push(problem(Some(error.field()), error.to_string())),
         }
     }
@@ -280,23 +281,21 @@ fn apply(path: &Path, text: &str) -> Result<Applied, FileError> {
         });
     }
     let mut applied = Applied::default();
-    for (name, breaker, now, next) in ready {
-        let options = changed(&now, &next);
-        if options.is_empty() {
+    for (name, breaker, patch, now, next) in ready {
+        if changed(&now, &next).is_empty() {
             continue;
         }
-        // Checked above with the rules `reconfigure` checks, so it refuses nothing.
-        if let Err(error) = breaker.reconfigure(next) {
-            tracing::error!(file = %path.display(), breaker = %name, "breaker `{name}` refused its options: {error}");
-            continue;
-        }
-        tracing::info!(
-            file = %path.display(),
-            breaker = %name,
-            "breaker `{name}` reconfigured from {}: {}",
-            path.display(),
-            options.join(", ")
-        );
+        // Checked above with the rules `reconfigure` checks, so it refuses nothing; applied to
+        // the options in force under the breaker's lock, so that an operator's change of
+        // another option meanwhile stays. The breaker logs the change.
+        let options = match breaker.reconfigure_with(Requester::File(path), |now| patch.apply(now))
+        {
+            Ok(change) => change.changed(),
+            Err(error) => {
+                tracing::error!(file = %path.display(), breaker = %name, "breaker `{name}` refused its options: {error}");
+                continue;
+            }
+        };
         applied.changed.push(Change {
             breaker: name,
             options,
@@ -381,38 +380,6 @@ fn named_option(message: &str) -> Option<&'static str> {
 
 /// The options whose effective values differ, defaults filled in, so that `min_calls` left to
 /// its default and the same number written out are one value.
-fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
-    let differs = [
-        ("threshold", now.threshold != next.threshold),
-        ("window", now.window != next.window),
-        ("min_calls", now.min_calls() != next.min_calls()),
-        ("timeout", now.timeout != next.timeout),
-        ("break_duration", now.break_duration != next.break_duration),
-        (
-            "max_break_duration",
-            now.max_break_duration != next.max_break_duration,
-        ),
-        (
-            "break_growth",
-            now.max_break_duration.map(|_| now.break_growth())
-                != next.max_break_duration.map(|_| next.break_growth()),
-        ),
-        ("break_jitter", now.break_jitter != next.break_jitter),
-        ("probes", now.probes != next.probes),
-        ("slow_call", now.slow_call != next.slow_call),
-        (
-            "slow_threshold",
-            now.slow_call.map(|_| now.slow_threshold())
-                != next.slow_call.map(|_| next.slow_threshold()),
-        ),
-        ("mode", now.mode != next.mode),
-    ];
-    differs
-        .into_iter()
-        .filter_map(|(option, differs)| differs.then_some(option))
-        .collect()
-}
-
 /// What the watch last saw of the file: a rewrite moves at least one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {

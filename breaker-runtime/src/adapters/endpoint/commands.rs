@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::guard::{operated, refuse};
 use super::{Endpoint, json};
+use crate::core::breaker::Requester;
 use crate::core::config::Mode;
 
 /// The largest body a command takes: commands take none, so anything more is refused (413).
@@ -38,7 +39,7 @@ pub(super) async fn command(
         "shadow" => breaker.set_mode(Mode::Shadow),
         "enforce" => breaker.set_mode(Mode::Enforce),
         "reset_config" => {
-            breaker.reset_config();
+            breaker.reset_config_by(Requester::Endpoint);
         }
         _ => {
             return refuse(

@@ -1,5 +1,5 @@
 //! `PUT {name}/config`: some of a live breaker's options changed by its operator, behind the
-//! same token as the commands, and logged with the options changed.
+//! same token as the commands; the breaker logs the options changed.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::guard::{operated, refuse};
 use super::{Endpoint, json};
+use crate::core::breaker::Requester;
 
 /// The largest body a change of options takes. A map of every option a breaker has fits in
 /// well under 1 KiB (the commands' limit), but tools pretty-print and indent what they send;
@@ -46,20 +47,15 @@ pub(super) async fn put(
         Ok(patch) => patch,
         Err(refused) => return refused.into_response(),
     };
-    let changed = match patch
-        .apply(breaker.config().settings())
-        .and_then(|settings| breaker.reconfigure(settings))
-    {
-        Ok(_) => named(&options),
-        Err(error) => {
-            return BadOption {
-                option: Some(error.field()),
-                message: error.to_string(),
-            }
-            .into_response();
+    // Applied to the options in force under the breaker's lock, so that two operators changing
+    // different options at once each keep the other's change. The breaker logs the change.
+    if let Err(error) = breaker.reconfigure_with(Requester::Endpoint, |now| patch.apply(now)) {
+        return BadOption {
+            option: Some(error.field()),
+            message: error.to_string(),
         }
-    };
-    tracing::info!(breaker = %name, changed = %changed, "breaker reconfigured from the endpoint");
+        .into_response();
+    }
     json(
         StatusCode::OK,
         serde_json::to_string(&breaker.snapshot()).unwrap_or_default(),
@@ -87,18 +83,6 @@ fn read(options: &Map<String, Value>) -> Result<Patch, BadOption<'_>> {
     })
 }
 
-/// The options `options` name, as the log lists them: `threshold, window`.
-fn named(options: &Map<String, Value>) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for key in options.keys() {
-        let name = canonical(key).unwrap_or(key);
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names.join(", ")
-}
-
 /// A value refused: 400 with `{"error": the rule, "option": the option}`, the option `null`
 /// when the error is not one option's.
 struct BadOption<'a> {
@@ -116,14 +100,6 @@ impl IntoResponse for BadOption<'_> {
 #[cfg(test)]
 mod tests {
     use serde_json::{Map, Value};
-
-    #[test]
-    fn the_log_names_each_option_once_by_its_own_name() {
-        let options: Map<String, Value> =
-            serde_json::from_str(r#"{"threshold": "40%", "timeout_ms": 200, "window": "30s"}"#)
-                .unwrap();
-        assert_eq!(super::named(&options), "threshold, timeout, window");
-    }
 
     #[test]
     fn a_refused_value_is_traced_to_its_option() {

@@ -56,6 +56,10 @@ use counts::Counters;
 use durations::Durations;
 pub use reconfigure::Reconfigured;
 use reconfigure::Replaced;
+#[cfg(any(feature = "http-endpoint", feature = "config-file"))]
+pub(crate) use reconfigure::Requester;
+#[cfg(feature = "config-file")]
+pub(crate) use reconfigure::changed;
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.

@@ -145,20 +145,37 @@ impl Breaker {
     /// ```
     pub fn reconfigure(&self, config: impl Into<Settings>) -> Result<Reconfigured, ConfigError> {
         let settings = config.into();
-        settings.check()?;
-        let next = Config::__checked(self.name().clone(), settings);
+        self.reconfigure_with(Requester::Code, |_| Ok(settings))
+    }
+
+    /// Reconfigures with the settings `next` makes of those in force, both under the lock, so
+    /// that two changes of different options at once (two operators, a file and an operator)
+    /// each keep the other's. `next` is the crate's own code (a patch's `apply`), never a
+    /// caller's: nothing else runs under the lock.
+    pub(crate) fn reconfigure_with(
+        &self,
+        by: Requester<'_>,
+        next: impl FnOnce(Settings) -> Result<Settings, ConfigError>,
+    ) -> Result<Reconfigured, ConfigError> {
         let change = {
             let cold = self.cold();
+            let settings = next(self.config.settled().settings())?;
+            settings.check()?;
+            let next = Config::__checked(self.name().clone(), settings);
             self.swap_config(&cold, next)?
         };
-        self.announce(&change);
+        self.announce(&change, by);
         Ok(change)
     }
 
     /// Puts back the configuration the breaker was built with (the attribute's options, for a
     /// guarded fn), by the rules of [`reconfigure`](Self::reconfigure).
     pub fn reset_config(&self) -> Reconfigured {
-        self.reconfigure(self.built_config())
+        self.reset_config_by(Requester::Code)
+    }
+
+    pub(crate) fn reset_config_by(&self, by: Requester<'_>) -> Reconfigured {
+        self.reconfigure_with(by, |_| Ok(self.built_config_locked().settings()))
             .unwrap_or_else(|_| self.unchanged())
     }
 
@@ -176,6 +193,11 @@ impl Breaker {
     /// The configuration the breaker was built with, whatever it runs by now.
     pub fn built_config(&self) -> Config {
         let _cold = self.cold();
+        self.built_config_locked()
+    }
+
+    /// The configuration the breaker was built with; the caller holds the lock.
+    fn built_config_locked(&self) -> Config {
         match self.replaced() {
             Some(replaced) => replaced.changes().built.clone(),
             None => self.config.settled(),
@@ -276,12 +298,21 @@ impl Breaker {
         }
     }
 
-    fn announce(&self, change: &Reconfigured) {
+    fn announce(&self, change: &Reconfigured, by: Requester<'_>) {
+        let name = self.name();
+        let changed = change.changed();
+        let changed = if changed.is_empty() {
+            "nothing changed".to_string()
+        } else {
+            changed.join(", ")
+        };
         tracing::info!(
-            breaker = %self.name(),
+            breaker = %name,
+            from = %by,
+            changed = %changed,
             before = %Options(&change.before),
             after = %Options(&change.after),
-            "circuit breaker reconfigured"
+            "breaker `{name}` reconfigured from {by}: {changed}"
         );
         if observer::installed() {
             observer::notify(self, CallEvent::Reconfigured);
@@ -289,6 +320,79 @@ impl Breaker {
         // A wider break or more probes may let waiting tasks in.
         self.wake_waiters();
     }
+}
+
+/// Who asked for a reconfiguration, as its log line says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Requester<'a> {
+    /// [`Breaker::reconfigure`] or [`Breaker::reset_config`], called by the application.
+    Code,
+    /// The operator's endpoint.
+    #[cfg_attr(not(feature = "http-endpoint"), allow(dead_code))]
+    Endpoint,
+    /// A configuration file.
+    #[cfg_attr(not(feature = "config-file"), allow(dead_code))]
+    File(&'a std::path::Path),
+}
+
+impl std::fmt::Display for Requester<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Requester::Code => f.write_str("code"),
+            Requester::Endpoint => f.write_str("the endpoint"),
+            Requester::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+impl Reconfigured {
+    /// The options whose values differ before and after, as the attribute names them, in the
+    /// order of its table (an option that follows another, such as `min_calls` after a new
+    /// `window`, is named too).
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new(Config::builder().build()?);
+    /// let change = breaker.reconfigure(Config::builder().threshold(25.0).count_window(10).build()?)?;
+    /// assert_eq!(change.changed(), ["threshold", "window", "min_calls"]);
+    /// # Ok::<(), breaker_runtime::ConfigError>(())
+    /// ```
+    pub fn changed(&self) -> Vec<&'static str> {
+        changed(&self.before.settings(), &self.after.settings())
+    }
+}
+
+/// The options whose values differ between `now` and `next` (defaults filled in).
+pub(crate) fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
+    [
+        ("threshold", now.threshold != next.threshold),
+        ("window", now.window != next.window),
+        ("min_calls", now.min_calls() != next.min_calls()),
+        ("timeout", now.timeout != next.timeout),
+        ("break_duration", now.break_duration != next.break_duration),
+        (
+            "max_break_duration",
+            now.max_break_duration != next.max_break_duration,
+        ),
+        (
+            "break_growth",
+            now.max_break_duration.map(|_| now.break_growth())
+                != next.max_break_duration.map(|_| next.break_growth()),
+        ),
+        ("break_jitter", now.break_jitter != next.break_jitter),
+        ("probes", now.probes != next.probes),
+        ("slow_call", now.slow_call != next.slow_call),
+        (
+            "slow_threshold",
+            now.slow_call.map(|_| now.slow_threshold())
+                != next.slow_call.map(|_| next.slow_threshold()),
+        ),
+        ("mode", now.mode != next.mode),
+    ]
+    .into_iter()
+    .filter_map(|(option, differs)| differs.then_some(option))
+    .collect()
 }
 
 /// A configuration's options as the attribute spells them, for a log line.
