@@ -335,3 +335,53 @@ fn a_command_racing_the_first_call_after_the_break_wins_once() {
         assert_eq!(b.state(), State::Closed, "the breaker is not stuck");
     });
 }
+
+/// A reconfiguration that gives the breaker a new window, racing a call's outcome: the outcome
+/// is carried over with the window it reached, or reaches the new one, and counts once.
+fn an_outcome_racing_a_new_window(from: ConfigBuilder, to: ConfigBuilder) {
+    loom::model(move || {
+        let b = breaker(from.clone().threshold(100.0).min_calls(2));
+        record(&b, 0, Ending::Success);
+        let recorder = Arc::clone(&b);
+        let racing = thread::spawn(move || record(&recorder, 0, Ending::Failure));
+        let next = to.clone().threshold(100.0).min_calls(2).no_timeout();
+        b.reconfigure(next.build().expect("valid"))
+            .expect("a new window");
+        racing.join().expect("no model thread panics");
+        let snapshot = b.snapshot();
+        assert_eq!(
+            (snapshot.calls, snapshot.failures),
+            (2, 1),
+            "the success before, and the racing failure once"
+        );
+        assert_eq!(
+            b.state(),
+            State::Closed,
+            "a reconfiguration never transitions"
+        );
+    });
+}
+
+#[test]
+fn an_outcome_racing_a_smaller_count_window_counts_once() {
+    an_outcome_racing_a_new_window(
+        Config::builder().count_window(3),
+        Config::builder().count_window(2),
+    );
+}
+
+#[test]
+fn an_outcome_racing_a_larger_count_window_counts_once() {
+    an_outcome_racing_a_new_window(
+        Config::builder().count_window(2),
+        Config::builder().count_window(30),
+    );
+}
+
+#[test]
+fn an_outcome_racing_a_new_time_span_counts_once() {
+    an_outcome_racing_a_new_window(
+        Config::builder().time_window(Duration::from_secs(1)),
+        Config::builder().time_window(Duration::from_secs(5)),
+    );
+}

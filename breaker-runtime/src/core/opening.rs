@@ -6,7 +6,7 @@ use std::fmt;
 use tokio::time::Instant;
 
 use crate::base::clock::{self, Age, Nanos};
-use crate::core::config::Config;
+use crate::core::config::{Config, Rate};
 use crate::core::state::State;
 use crate::core::window::Tally;
 
@@ -225,12 +225,12 @@ impl Evidence {
         tally: Tally,
         (at, generation): (Nanos, u32),
         before: Option<Evidence>,
-        (config, ordered): (&Config, bool),
+        (threshold, ordered): (Rate, bool),
     ) -> Option<Evidence> {
         let (reason, tripped_by, tally) = match (from, to) {
             (_, State::Open) if ordered => (OpenReason::Ordered, None, Tally::EMPTY),
             (State::Closed, State::Open) => {
-                let rule = if config.threshold().reached_by(tally.failures, tally.calls) {
+                let rule = if threshold.reached_by(tally.failures, tally.calls) {
                     OpenReason::FailureRate
                 } else {
                     OpenReason::SlowRate

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::base::clock::{self, Nanos};
 use crate::base::sync::Ordering;
 use crate::core::breaker::{Breaker, Cold};
+use crate::core::config::{Config, Rate};
 use crate::core::events::{self, Listeners, Origin, Transition};
 use crate::core::opening::{Evidence, Opened};
 use crate::core::state::{State, Word};
@@ -34,9 +35,9 @@ impl Breaker {
             origin,
         } = change;
         let mut next = from.next(to);
-        // Under the lock, which every reconfiguration holds: one configuration, whole.
-        let config = self.config.settled();
-        self.apply_pending(cold, to);
+        // Under the lock, which every reconfiguration holds: one configuration, whole. Only an
+        // opening needs it (its break, and the threshold that tripped it).
+        let config = (to == State::Open).then(|| self.config.settled());
         match to {
             State::Closed => {
                 self.window().reset(next.generation());
@@ -46,7 +47,11 @@ impl Breaker {
                 if from.state() == State::HalfOpen && open_for.is_none() {
                     next = next.with_failed_probe();
                 }
-                let pause = open_for.unwrap_or_else(|| config.break_after(next.failed_probes()));
+                let pause = open_for.unwrap_or_else(|| {
+                    config
+                        .as_ref()
+                        .map_or(0, |c| c.break_after(next.failed_probes()))
+                });
                 // Relaxed: published by the word's Release below.
                 self.open_until
                     .store(now.saturating_add(pause), Ordering::Relaxed);
@@ -64,9 +69,16 @@ impl Breaker {
         }
         let listeners = cold.listeners.clone();
         let announcement = self.publish(from, next, change, || listeners)?;
+        // After the new word, whose store would undo the mark a replacement sets: no state but
+        // half-open uses the probe slots, and the circuit can only get there from here through
+        // an opening, which takes the lock this holds.
+        self.apply_pending(cold, to);
         let period = (now, next.generation());
         let before = cold.opened.as_deref().map(|o| o.evidence);
-        let judged = (&config, origin == Origin::Ordered);
+        let threshold = config
+            .as_ref()
+            .map_or(Rate::HUNDRED_PERCENT, Config::threshold);
+        let judged = (threshold, origin == Origin::Ordered);
         if let Some(evidence) = Evidence::of((from.state(), to), tally, period, before, judged) {
             // A new opening: its failure's message is the caller's to tell (`note_failure`).
             match &mut cold.opened {
