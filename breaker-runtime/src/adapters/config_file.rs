@@ -41,6 +41,7 @@
 //! let applied = ConfigFile::new(&path).load()?;
 //! assert_eq!(applied.changed[0].breaker, "docs::charge");
 //! assert_eq!(applied.changed[0].options, ["threshold", "window", "min_calls"]);
+//! assert_eq!(breaker.config().threshold().percent(), 40.0);
 //!
 //! std::fs::write(&path, "[\"docs::charge\"]\nretries = 3\n")?;
 //! let error = ConfigFile::new(&path).load().unwrap_err();
