@@ -21,9 +21,12 @@ const CHUNKS: usize = 24;
 pub(crate) struct Replacements<T> {
     /// Which value is current: 0 for the first (the owner's), n for the n-th replacement.
     current: AtomicU64,
-    /// Chunk k holds replacements 2^k to 2^(k+1) - 1.
-    chunks: [OnceLock<Box<[OnceLock<T>]>>; CHUNKS],
+    /// Chunk k holds replacements 2^k to 2^(k+1) - 1. Allocated with the first: a breaker
+    /// whose options change but whose window never does keeps a word here.
+    chunks: OnceLock<Box<Chunks<T>>>,
 }
+
+type Chunks<T> = [OnceLock<Box<[OnceLock<T>]>>; CHUNKS];
 
 /// No room for another replacement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +36,7 @@ impl<T> Replacements<T> {
     pub(crate) fn new() -> Replacements<T> {
         Replacements {
             current: AtomicU64::new(0),
-            chunks: std::array::from_fn(|_| OnceLock::new()),
+            chunks: OnceLock::new(),
         }
     }
 
@@ -50,7 +53,7 @@ impl<T> Replacements<T> {
 
     fn nth(&self, n: u64) -> Option<&T> {
         let (chunk, offset) = place(n);
-        self.chunks.get(chunk)?.get()?.get(offset)?.get()
+        self.chunks.get()?.get(chunk)?.get()?.get(offset)?.get()
     }
 
     /// Whether another value can be put in.
@@ -65,6 +68,7 @@ impl<T> Replacements<T> {
         let (chunk, offset) = place(n);
         let values = self
             .chunks
+            .get_or_init(|| Box::new(std::array::from_fn(|_| OnceLock::new())))
             .get(chunk)
             .ok_or(Full)?
             .get_or_init(|| (0..1usize << chunk).map(|_| OnceLock::new()).collect());
@@ -80,11 +84,14 @@ impl<T> Replacements<T> {
 
     /// Bytes on the heap behind the chunks (their values' own heap aside).
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.chunks
-            .iter()
-            .filter_map(OnceLock::get)
-            .map(|values| size_of_val(&**values))
-            .sum()
+        self.chunks.get().map_or(0, |chunks| {
+            size_of::<Chunks<T>>()
+                + chunks
+                    .iter()
+                    .filter_map(OnceLock::get)
+                    .map(|values| size_of_val(&**values))
+                    .sum::<usize>()
+        })
     }
 }
 

@@ -258,10 +258,7 @@ impl Breaker {
                 .durations
                 .get()
                 .map_or(0, |d| size_of::<Durations>() + d.heap_bytes());
-            let replaced = o
-                .replaced
-                .get()
-                .map_or(0, |r| r.bytes(&self.window, &self.probes));
+            let replaced = o.replaced.get().map_or(0, |r| r.bytes());
             size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced
         })
     }
@@ -343,6 +340,46 @@ mod footprint {
         assert!(
             shards % 64 == 0 && (5 * 64..=65 * 64).contains(&shards),
             "the counts' shards: {shards} bytes"
+        );
+    }
+}
+
+#[cfg(all(test, not(breaker_loom)))]
+mod reconfigured_footprint {
+    use crate::core::breaker::Breaker;
+    use crate::core::config::Config;
+
+    #[test]
+    fn a_reconfigured_breaker_counts_what_it_keeps_and_new_options_alone_keep_little() {
+        let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+        let built = breaker.memory_footprint();
+        breaker
+            .reconfigure(
+                Config::builder()
+                    .count_window(100)
+                    .threshold(20.0)
+                    .build()
+                    .unwrap(),
+            )
+            .unwrap();
+        let options = breaker.memory_footprint() - built;
+        // What the first change allocates: the outside seams' state it lives in (with the
+        // counts' shards, a cache line per thread number) and the record of the changes.
+        let shards = breaker.outside.get().unwrap().counters.heap_bytes();
+        assert!(
+            options - shards <= 512,
+            "new options alone: {options} bytes, {shards} of them the counts' shards"
+        );
+        breaker
+            .reconfigure(Config::builder().count_window(1_000).build().unwrap())
+            .unwrap();
+        let window = breaker.memory_footprint() - built - options;
+        // A window of 1 000 calls (8 bytes for each 21, and the cursor), the table of the
+        // list it is kept in (allocated by the first window that replaces one: 24 chunks of
+        // 16 bytes), and its slot.
+        assert!(
+            (8 * 49..=8 * 49 + 24 * 16 + 256).contains(&window),
+            "the new window, and where it is kept: {window} bytes"
         );
     }
 }

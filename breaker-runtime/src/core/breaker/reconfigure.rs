@@ -85,12 +85,11 @@ impl Replaced {
         Some(self.changes().last.as_ref()?.at)
     }
 
-    /// Bytes on the heap behind what reconfigurations made (`window` and `probes`, the
-    /// breaker's own, are counted with it).
-    pub(crate) fn bytes(&self, window: &Window, probes: &Probes) -> usize {
+    /// Bytes on the heap behind what reconfigurations made: every window and set of probe
+    /// slots that replaced the breaker's own, kept or in force.
+    pub(crate) fn bytes(&self) -> usize {
         let windows: usize = self.windows.all().map(Window::heap_bytes).sum();
         let slots: usize = self.probes.all().map(Probes::heap_bytes).sum();
-        let _ = (window, probes);
         size_of::<Replaced>()
             + self.windows.heap_bytes()
             + windows
