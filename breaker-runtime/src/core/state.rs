@@ -132,8 +132,9 @@ impl Word {
     /// The bit that marks a breaker in shadow mode, set and cleared under the lock.
     pub(crate) const SHADOW_BIT: u64 = SHADOW;
 
-    /// The bit that marks a breaker whose window or probe slots a reconfiguration replaced, set
-    /// once, under the lock, after the replacement is in place.
+    /// The bit that marks a breaker whose window or probe slots a reconfiguration replaced (or
+    /// whose new number of probes waits for the circuit to close), set once, under the lock,
+    /// after the replacement is in place.
     pub(crate) const REPLACED_BIT: u64 = REPLACED;
 
     /// Whether a reconfiguration replaced the window or the probe slots.

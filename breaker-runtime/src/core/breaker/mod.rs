@@ -14,7 +14,7 @@
 //! | `record.rs` | an outcome into the window or the probe run |
 //! | `transition.rs` | every change of state, and its announcement |
 //! | `command.rs` | force open, disable, reset, half-open, mode, subscribe |
-//! | `reconfigure.rs` | new options for a live breaker, keeping its state and window |
+//! | `reconfigure.rs`, `reconfigured.rs` | new options for a live breaker, keeping its state and window; what a change says |
 //! | `remote.rs` | orders from outside (a fleet), dropped when stale |
 //! | `wait.rs` | waiting for admission, on tokio's clock |
 //! | `counts.rs` | monotonic outcome counts, for export, and rejections |
@@ -46,6 +46,7 @@ pub(crate) mod kind;
 pub(crate) mod observer;
 pub(crate) mod permit;
 mod reconfigure;
+mod reconfigured;
 mod record;
 pub(crate) mod remote;
 pub(crate) mod snapshot;
@@ -54,12 +55,12 @@ mod wait;
 
 use counts::Counters;
 use durations::Durations;
-pub use reconfigure::Reconfigured;
 use reconfigure::Replaced;
+pub use reconfigured::Reconfigured;
 #[cfg(any(feature = "http-endpoint", feature = "config-file"))]
-pub(crate) use reconfigure::Requester;
+pub(crate) use reconfigured::Requester;
 #[cfg(feature = "config-file")]
-pub(crate) use reconfigure::changed;
+pub(crate) use reconfigured::changed;
 
 /// A circuit breaker: admits calls, records their outcomes, and opens when the dependency behind
 /// it fails too often, so callers fail fast instead of waiting on it.

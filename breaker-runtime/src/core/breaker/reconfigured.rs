@@ -1,0 +1,155 @@
+//! What a change of a live breaker's options says: before and after, when, which options,
+//! and who asked; and the options as a log line spells them.
+
+use std::fmt;
+use std::time::SystemTime;
+
+use tokio::time::Instant;
+
+use crate::core::config::{Config, Settings};
+
+/// A change of a live breaker's configuration: what it was, what it is, and when.
+///
+/// ```
+/// use breaker_runtime::{Breaker, Config};
+///
+/// let breaker = Breaker::new(Config::builder().name("ledger").threshold(50.0).build()?);
+/// let change = breaker.reconfigure(Config::builder().threshold(25.0).build()?)?;
+/// assert_eq!((change.before.threshold().percent(), change.after.threshold().percent()), (50.0, 25.0));
+/// assert_eq!(change.after.name().as_str(), "ledger", "the name stays");
+/// # Ok::<(), breaker_runtime::ConfigError>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Reconfigured {
+    /// The configuration before.
+    pub before: Config,
+    /// The configuration in force after.
+    pub after: Config,
+    /// When, on tokio's clock.
+    pub at: Instant,
+    /// When, on the system's clock (for logs and dashboards).
+    pub at_system: SystemTime,
+}
+
+/// Who asked for a reconfiguration, as its log line says.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Requester<'a> {
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure) or
+    /// [`Breaker::reset_config`](crate::Breaker::reset_config), called by the application.
+    Code,
+    /// The operator's endpoint.
+    #[cfg_attr(not(feature = "http-endpoint"), allow(dead_code))]
+    Endpoint,
+    /// A configuration file.
+    #[cfg_attr(not(feature = "config-file"), allow(dead_code))]
+    File(&'a std::path::Path),
+}
+
+impl fmt::Display for Requester<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Requester::Code => f.write_str("code"),
+            Requester::Endpoint => f.write_str("the endpoint"),
+            Requester::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+impl Reconfigured {
+    /// The options whose values differ before and after, as the attribute names them, in the
+    /// order of its table (an option that follows another, such as `min_calls` after a new
+    /// `window`, is named too).
+    ///
+    /// ```
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new(Config::builder().build()?);
+    /// let change = breaker.reconfigure(Config::builder().threshold(25.0).count_window(10).build()?)?;
+    /// assert_eq!(change.changed(), ["threshold", "window", "min_calls"]);
+    /// # Ok::<(), breaker_runtime::ConfigError>(())
+    /// ```
+    pub fn changed(&self) -> Vec<&'static str> {
+        changed(&self.before.settings(), &self.after.settings())
+    }
+}
+
+/// The options whose values differ between `now` and `next` (defaults filled in).
+pub(crate) fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
+    [
+        ("threshold", now.threshold != next.threshold),
+        ("window", now.window != next.window),
+        ("min_calls", now.min_calls() != next.min_calls()),
+        ("timeout", now.timeout != next.timeout),
+        ("break_duration", now.break_duration != next.break_duration),
+        (
+            "max_break_duration",
+            now.max_break_duration != next.max_break_duration,
+        ),
+        (
+            "break_growth",
+            now.max_break_duration.map(|_| now.break_growth())
+                != next.max_break_duration.map(|_| next.break_growth()),
+        ),
+        ("break_jitter", now.break_jitter != next.break_jitter),
+        ("probes", now.probes != next.probes),
+        ("slow_call", now.slow_call != next.slow_call),
+        (
+            "slow_threshold",
+            now.slow_call.map(|_| now.slow_threshold())
+                != next.slow_call.map(|_| next.slow_threshold()),
+        ),
+        ("mode", now.mode != next.mode),
+    ]
+    .into_iter()
+    .filter_map(|(option, differs)| differs.then_some(option))
+    .collect()
+}
+
+/// A configuration's options as the attribute spells them, for a log line.
+pub(crate) struct Options<'a>(pub(crate) &'a Config);
+
+impl fmt::Display for Options<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.0;
+        write!(f, "threshold = \"{}%\", window = ", c.threshold().percent())?;
+        match c.window() {
+            crate::core::config::Window::Count(n) => write!(f, "\"{n}\"")?,
+            crate::core::config::Window::Time(span) => write!(f, "\"{span:?}\"")?,
+        }
+        write!(f, ", min_calls = {}", c.min_calls())?;
+        match c.timeout() {
+            Some(t) => write!(f, ", timeout = \"{t:?}\"")?,
+            None => write!(f, ", timeout = \"off\"")?,
+        }
+        write!(
+            f,
+            ", break_duration = \"{:?}\", probes = {}",
+            c.break_duration(),
+            c.probes()
+        )?;
+        if let Some(max) = c.max_break_duration() {
+            write!(f, ", max_break_duration = \"{max:?}\"")?;
+        }
+        if let Some(slow) = c.slow_call() {
+            write!(
+                f,
+                ", slow_call = \"{slow:?}\", slow_threshold = \"{}%\"",
+                c.slow_threshold().percent()
+            )?;
+        }
+        write!(f, ", mode = \"{}\"", c.mode().as_str())
+    }
+}
+
+impl From<Config> for Settings {
+    fn from(config: Config) -> Settings {
+        config.settings()
+    }
+}
+
+impl From<&Config> for Settings {
+    fn from(config: &Config) -> Settings {
+        config.settings()
+    }
+}

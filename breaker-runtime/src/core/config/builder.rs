@@ -1,0 +1,178 @@
+//! The builder of a [`Config`]: every option from its default, checked once at `build`.
+
+use std::time::Duration;
+
+use crate::base::name::Name;
+use crate::core::config::{
+    BreakGrowth, Config, ConfigError, MAX_BREAK_GROWTH, Mode, Rate, Settings, Window,
+};
+
+/// Builds a [`Config`]; every value is checked by [`ConfigBuilder::build`].
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Config, ConfigError};
+///
+/// let err = Config::builder()
+///     .break_duration(Duration::from_secs(10))
+///     .max_break_duration(Duration::from_secs(5))
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, ConfigError::MaxBreakBelowBreak { .. }));
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    name: Name,
+    settings: Settings,
+    // Kept as given until `build`, which refuses those outside (0, 100].
+    threshold: f64,
+    slow_threshold: Option<f64>,
+    break_growth: Option<f64>,
+    break_jitter: Option<f64>,
+}
+
+impl Default for ConfigBuilder {
+    fn default() -> Self {
+        ConfigBuilder {
+            name: Config::DEFAULT.name,
+            settings: Settings::DEFAULT,
+            threshold: Settings::DEFAULT.threshold.percent(),
+            slow_threshold: None,
+            break_growth: None,
+            break_jitter: None,
+        }
+    }
+}
+
+impl ConfigBuilder {
+    /// The breaker's name (default `"breaker"`).
+    pub fn name(mut self, name: impl Into<Name>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// Open when the failure rate is at least this percentage, in (0, 100] (default 50).
+    pub fn threshold(mut self, percent: f64) -> Self {
+        self.threshold = percent;
+        self
+    }
+    /// Judge the last `calls` recorded outcomes, 1 to [`MAX_COUNT_WINDOW`] (default 20).
+    pub fn count_window(mut self, calls: u32) -> Self {
+        self.settings.window = Window::Count(calls);
+        self
+    }
+    /// Judge the outcomes recorded in the last `duration`, at least [`MIN_TIME_WINDOW`].
+    pub fn time_window(mut self, duration: Duration) -> Self {
+        self.settings.window = Window::Time(duration);
+        self
+    }
+    /// Judge only once the window holds this many outcomes (default: the count window's size,
+    /// or 10 for a time window).
+    pub fn min_calls(mut self, calls: u32) -> Self {
+        self.settings.min_calls = Some(calls);
+        self
+    }
+    /// Cancel a call still running after `limit` and count it as a failure (default 10 s).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.settings.timeout = Some(limit);
+        self
+    }
+    /// Let calls run as long as they take.
+    pub fn no_timeout(mut self) -> Self {
+        self.settings.timeout = None;
+        self
+    }
+    /// How long the circuit stays open before a probe (default 30 s).
+    pub fn break_duration(mut self, duration: Duration) -> Self {
+        self.settings.break_duration = duration;
+        self
+    }
+    /// Grow the break after each failed probe in a row, up to this (default: no growth).
+    pub fn max_break_duration(mut self, duration: Duration) -> Self {
+        self.settings.max_break_duration = Some(duration);
+        self
+    }
+    /// Multiply the break by `factor` after each failed probe in a row, 1 to
+    /// [`MAX_BREAK_GROWTH`], to the hundredth (default 2; needs
+    /// [`max_break_duration`](Self::max_break_duration)).
+    pub fn break_growth(mut self, factor: f64) -> Self {
+        self.break_growth = Some(factor);
+        self
+    }
+    /// Add to each break a random share of it, up to `percent`, in (0, 100] (default: none),
+    /// so breakers that opened together do not probe together.
+    pub fn break_jitter(mut self, percent: f64) -> Self {
+        self.break_jitter = Some(percent);
+        self
+    }
+    /// Probes allowed at once in half-open, and successes in a row that close it (default 1).
+    pub fn probes(mut self, probes: u32) -> Self {
+        self.settings.probes = probes;
+        self
+    }
+    /// A success that takes longer than this is slow (default: off).
+    pub fn slow_call(mut self, duration: Duration) -> Self {
+        self.settings.slow_call = Some(duration);
+        self
+    }
+    /// Open when slow successes reach this percentage of the window (default 100; needs
+    /// [`slow_call`](Self::slow_call)).
+    pub fn slow_threshold(mut self, percent: f64) -> Self {
+        self.slow_threshold = Some(percent);
+        self
+    }
+
+    /// Whether the breaker rejects calls while open (default), or never does and only reports
+    /// what it would have rejected ([`Mode::Shadow`]).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.settings.mode = mode;
+        self
+    }
+
+    /// Starts from `settings` instead of the defaults (the name stays as set).
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.threshold = settings.threshold.percent();
+        self.slow_threshold = settings.slow_threshold.map(Rate::percent);
+        self.break_growth = settings.break_growth.map(BreakGrowth::factor);
+        self.break_jitter = settings.break_jitter.map(Rate::percent);
+        self.settings = settings;
+        self
+    }
+
+    /// Checks every value and returns the configuration, or the first rule broken.
+    pub fn build(self) -> Result<Config, ConfigError> {
+        if self.name.trim().is_empty() {
+            return Err(ConfigError::EmptyName);
+        }
+        let mut settings = self.settings;
+        settings.threshold = percentage("threshold", self.threshold)?;
+        // Checked before the slow threshold's value: without `slow_call` there is nothing to
+        // say about it but that.
+        settings.slow_threshold = match self.slow_threshold {
+            Some(_) if settings.slow_call.is_none() => {
+                return Err(ConfigError::SlowThresholdWithoutSlowCall);
+            }
+            Some(percent) => Some(percentage("slow_threshold", percent)?),
+            None => None,
+        };
+        settings.break_growth = match self.break_growth {
+            Some(value) => Some(BreakGrowth::from_factor(value).ok_or(
+                ConfigError::BreakGrowth {
+                    value,
+                    max: MAX_BREAK_GROWTH,
+                },
+            )?),
+            None => None,
+        };
+        settings.break_jitter = match self.break_jitter {
+            Some(percent) => Some(percentage("break_jitter", percent)?),
+            None => None,
+        };
+        settings.check()?;
+        Ok(Config::__checked(self.name, settings))
+    }
+}
+
+fn percentage(field: &'static str, value: f64) -> Result<Rate, ConfigError> {
+    Rate::from_percent(value).ok_or(ConfigError::Percentage { field, value })
+}
