@@ -86,6 +86,7 @@ impl fmt::Display for State {
 /// | 11 | the breaker is listed in the registry, whose listeners hear it too |
 /// | 12 | shadow mode: what would be rejected runs instead |
 /// | 13 | a reconfiguration replaced the window or the probe slots: they are found beside it |
+/// | 14 | the breaker was reconfigured: its options are read against their writers' sequence |
 /// | 16-23 | failed probes in a row since the circuit last closed (saturating): the break grows with them |
 /// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,10 +99,12 @@ const LISTENED: u64 = 1 << 10;
 const REGISTERED: u64 = 1 << 11;
 const SHADOW: u64 = 1 << 12;
 const REPLACED: u64 = 1 << 13;
+const RECONFIGURED: u64 = 1 << 14;
 const FAILED_SHIFT: u32 = 16;
 const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
 /// What every later word keeps (failed probes only until the circuit closes).
-const KEPT: u64 = COUNTED | LISTENED | REGISTERED | SHADOW | REPLACED | FAILED_PROBES;
+const KEPT: u64 =
+    COUNTED | LISTENED | REGISTERED | SHADOW | REPLACED | RECONFIGURED | FAILED_PROBES;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -136,6 +139,16 @@ impl Word {
     /// whose new number of probes waits for the circuit to close), set once, under the lock,
     /// after the replacement is in place.
     pub(crate) const REPLACED_BIT: u64 = REPLACED;
+
+    /// The bit that marks a breaker reconfigured at least once, set under the lock before the
+    /// first new option is written.
+    pub(crate) const RECONFIGURED_BIT: u64 = RECONFIGURED;
+
+    /// Whether the breaker was ever reconfigured.
+    #[inline]
+    pub(crate) const fn reconfigured(self) -> bool {
+        self.0 & RECONFIGURED != 0
+    }
 
     /// Whether a reconfiguration replaced the window or the probe slots.
     #[inline]

@@ -167,9 +167,15 @@ impl Breaker {
     /// The words of the configuration in force, never half of one configuration and half of
     /// the next.
     fn config_words(&self) -> [u64; crate::core::config::WORDS] {
+        // A breaker never reconfigured has no writer, and reads no more than its state word to
+        // know it: the sequence lives beside the outside seams, a cache line or two away.
         let sequence = || {
-            self.replaced()
-                .map_or(0, |r| r.sequence.load(Ordering::Acquire))
+            if Word(self.state.load(Ordering::Acquire)).reconfigured() {
+                self.replaced()
+                    .map_or(0, |r| r.sequence.load(Ordering::Acquire))
+            } else {
+                0
+            }
         };
         self.config.try_words(sequence).unwrap_or_else(|| {
             let _writer_done = self.cold();

@@ -212,8 +212,10 @@ impl Breaker {
         let mut changes = replaced.changes();
         if new_window {
             let generation = word.generation();
+            // Sealed whatever the state, so that no call takes it for the window in force (the
+            // hot path reads the breaker's own window without asking whether it was replaced).
+            let carried = self.window().seal(generation);
             let window = if word.state() == State::Closed {
-                let carried = self.window().seal(generation);
                 Window::holding(next.window(), generation, &carried)
             } else {
                 // Nothing records outside a closed period, and the next one starts empty.
@@ -239,6 +241,12 @@ impl Breaker {
                 Mode::Shadow => self.state.fetch_or(Word::SHADOW_BIT, Ordering::Release),
                 Mode::Enforce => self.state.fetch_and(!Word::SHADOW_BIT, Ordering::Release),
             };
+        }
+        if !word.reconfigured() {
+            // Release, before the first word is written: a reader that sees a new word and then
+            // reads the state again sees the mark, and checks the sequence.
+            self.state
+                .fetch_or(Word::RECONFIGURED_BIT, Ordering::Release);
         }
         self.config.store(&next, &replaced.sequence);
         let change = Reconfigured {

@@ -20,14 +20,17 @@ impl Breaker {
         // The hot path, kept small enough to inline into the caller: a success through the
         // closed circuit into a count window already full of successes changes nothing. (No
         // start time means no slow-call detection and no observer when the call was admitted.)
+        // The window built with the breaker, without asking the state word whether a
+        // reconfiguration replaced it: a replaced window is sealed, and a sealed window is
+        // never full of successes, so the call takes the path below to the window in force.
         if let (Kind::Closed { generation }, Ending::Success, None) = (kind, ending, started) {
-            if self.window().is_full_of_successes(generation) && !observer::installed() {
+            if self.window.is_full_of_successes(generation) && !observer::installed() {
                 return;
             }
         }
         // The same success on a counted breaker adds one to its thread's count and no more.
         if let (Kind::Counted { generation }, Ending::Success, None) = (kind, ending, started) {
-            if self.window().is_full_of_successes(generation) && !observer::installed() {
+            if self.window.is_full_of_successes(generation) && !observer::installed() {
                 self.count(Outcome::Success);
                 return;
             }
