@@ -109,8 +109,10 @@ impl Breaker {
     // Always: the count window's path through `finish_and_record` is measured with it inlined.
     #[inline(always)]
     fn record_closed(&self, generation: u32, outcome: Outcome) {
+        // The breaker's own window first, as on the hot path: replaced, it is sealed, and the
+        // outcome goes on to the window in force.
         let tally = match self
-            .window()
+            .window
             .record(generation, outcome, || self.generation())
         {
             Ok(tally) => tally,
@@ -121,21 +123,19 @@ impl Breaker {
         }
     }
 
-    /// Records an outcome that found its window sealed: a reconfiguration is replacing it, and
-    /// holds the lock until its successor is in place. Waiting for that lock (for a copy of at
-    /// most a window's outcomes) rather than spinning, the outcome then records in the window in
-    /// force; should another reconfiguration have sealed that one meanwhile, it waits again.
-    #[cold]
+    /// Records an outcome that found the breaker's own window sealed, in the window in force.
+    /// Should that one be sealed too, a reconfiguration is replacing it and holds the lock until
+    /// its successor is in place: the outcome waits for that lock (for a copy of at most a
+    /// window's outcomes) rather than spinning, and tries again.
     #[inline(never)]
     fn record_moved(&self, generation: u32, outcome: Outcome) -> Option<Tally> {
         loop {
-            drop(self.cold());
             match self
                 .window()
                 .record(generation, outcome, || self.generation())
             {
                 Ok(tally) => return tally,
-                Err(Moved) => continue,
+                Err(Moved) => drop(self.cold()),
             }
         }
     }
