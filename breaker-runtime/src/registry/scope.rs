@@ -53,14 +53,15 @@ pub(crate) fn scoped(declaration: &'static Declaration) -> Option<&'static Break
             if let Some(breaker) = breakers.get(&key) {
                 return *breaker;
             }
-            // The process-wide breaker's name and options; declarations that share a name
-            // share one breaker in a scope too, as they do outside it.
+            // The process-wide breaker's name and the options it was built with (a fresh
+            // breaker, whatever the process-wide one was reconfigured to); declarations that
+            // share a name share one breaker in a scope too, as they do outside it.
             let shared = registry().declared(declaration);
             let breaker = breakers
                 .values()
                 .copied()
                 .find(|b| b.name() == shared.name())
-                .unwrap_or_else(|| Box::leak(Box::new(Breaker::new(shared.config().clone()))));
+                .unwrap_or_else(|| Box::leak(Box::new(Breaker::new(shared.built_config()))));
             breakers.insert(key, breaker);
             breaker
         })
