@@ -122,9 +122,9 @@
 //! | `adapters/` | tower, tonic, http, reqwest, metrics, OpenTelemetry, serde, the operator's HTTP endpoint and the configuration file, each behind its feature (top) |
 //! | `policy/` | around the breaker's calls: retries with backoff and budget, the deadline, the bulkhead |
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
-//! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`), windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
+//! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`) and the live one a reconfiguration replaces, windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, reconfiguration, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
 //! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`Classify`], [`BreakerError`], error chains |
-//! | `base/` | the clock, the atomics (std's or loom's), names, per-thread numbers for sharded counts (bottom) |
+//! | `base/` | the clock, the atomics (std's or loom's), names, per-thread numbers for sharded counts, the list that keeps what a reconfiguration replaced (bottom) |
 //!
 //! The core announces transitions and call events to whoever subscribed (the registry, the
 //! `metrics` adapter, your listeners); it calls nothing above it.

@@ -56,12 +56,12 @@ impl ConfigBuilder {
         self.threshold = percent;
         self
     }
-    /// Judge the last `calls` recorded outcomes, 1 to [`MAX_COUNT_WINDOW`] (default 20).
+    /// Judge the last `calls` recorded outcomes, 1 to [`MAX_COUNT_WINDOW`](crate::MAX_COUNT_WINDOW) (default 20).
     pub fn count_window(mut self, calls: u32) -> Self {
         self.settings.window = Window::Count(calls);
         self
     }
-    /// Judge the outcomes recorded in the last `duration`, at least [`MIN_TIME_WINDOW`].
+    /// Judge the outcomes recorded in the last `duration`, at least [`MIN_TIME_WINDOW`](crate::MIN_TIME_WINDOW).
     pub fn time_window(mut self, duration: Duration) -> Self {
         self.settings.window = Window::Time(duration);
         self
