@@ -110,6 +110,10 @@ impl CountWindow {
         self.write(generation, outcome, current_generation)
     }
 
+    // Inline: out of line, the path of a success into a window that holds a failure (the
+    // `Result` that says whether the window was sealed, and its checks) cost 2 to 5 ns more
+    // than before the seal existed; inlined, it costs what it did.
+    #[inline]
     fn write(
         &self,
         generation: u32,
