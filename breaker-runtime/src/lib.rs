@@ -201,6 +201,7 @@ pub use core::config::{
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::opening::{OpenReason, Opening};
 pub use core::state::State;
+pub use core::trace;
 pub use fallback::stale::StaleCache;
 pub use outcome::classify::{ByIsFailure, Classify};
 pub use outcome::classify::{IsFailure, Verdict};

@@ -11,4 +11,5 @@ pub(crate) mod live_config;
 pub(crate) mod opening;
 pub(crate) mod probes;
 pub(crate) mod state;
+pub mod trace;
 pub(crate) mod window;

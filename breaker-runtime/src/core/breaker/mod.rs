@@ -20,6 +20,7 @@
 //! | `counts.rs` | monotonic outcome counts, for export, and rejections |
 //! | `durations.rs` | how long the window's calls took, for operators |
 //! | `snapshot.rs` | what it holds, for dashboards |
+//! | `trace.rs` | its calls recorded one by one, when asked, for replay |
 //! | `permit.rs`, `kind.rs` | the permit a call carries, and what it was admitted as |
 //! | `observer.rs` | the hook call observers (metrics) subscribe to |
 
@@ -36,6 +37,7 @@ use crate::core::live_config::LiveConfig;
 use crate::core::opening::Opened;
 use crate::core::probes::Probes;
 use crate::core::state::{State, Word};
+use crate::core::trace::recording::Recording;
 use crate::core::window::Window;
 
 mod admit;
@@ -50,6 +52,7 @@ mod reconfigured;
 mod record;
 pub(crate) mod remote;
 pub(crate) mod snapshot;
+mod trace;
 pub(crate) mod transition;
 mod wait;
 
@@ -120,6 +123,8 @@ struct Outside {
     /// What reconfigurations made: the windows and probe slots that replaced the breaker's
     /// own, the sequence number of its configuration's writers, and the changes so far.
     replaced: OnceLock<Box<Replaced>>,
+    /// The calls recorded since [`Breaker::start_trace`], allocated by the first.
+    trace: OnceLock<Box<Recording>>,
 }
 
 /// What only the rare paths touch.
@@ -266,7 +271,11 @@ impl Breaker {
                 .get()
                 .map_or(0, |d| size_of::<Durations>() + d.heap_bytes());
             let replaced = o.replaced.get().map_or(0, |r| r.bytes());
-            size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced
+            let trace = o
+                .trace
+                .get()
+                .map_or(0, |t| size_of::<Recording>() + t.heap_bytes());
+            size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced + trace
         })
     }
 

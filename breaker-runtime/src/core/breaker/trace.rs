@@ -1,0 +1,109 @@
+//! A breaker's trace: switched on and off, read, and fed from the calls' events.
+
+use std::sync::OnceLock;
+
+use crate::base::clock;
+use crate::core::breaker::Breaker;
+use crate::core::breaker::observer::{self, CallEvent, CallObserver, Ending};
+use crate::core::trace::recording::Recording;
+use crate::core::trace::{Entry, Limits, Outcome};
+
+impl Breaker {
+    /// Starts recording this breaker's calls ([`trace`](crate::trace)): when each was admitted
+    /// or turned away, how long it ran and how it ended, at most `limits` of them (the oldest
+    /// dropped first). A trace already running starts again, empty.
+    ///
+    /// Free until then. Once any breaker of the process has traced, every breaker times its
+    /// calls (a clock reading at each end, as with a call observer installed), and a traced
+    /// breaker takes a short lock at each call's end to add it.
+    ///
+    /// Record in [shadow mode](crate::Mode::Shadow) to tune from the trace: every call runs,
+    /// so every outcome is known.
+    ///
+    /// ```
+    /// use breaker_runtime::trace::{Limits, Outcome};
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let breaker = Breaker::new(Config::builder().name("stock").count_window(2).build().unwrap());
+    /// breaker.start_trace(Limits::DEFAULT);
+    /// for _ in 0..3 {
+    ///     let _ = breaker.call(async { Err::<(), _>(std::io::Error::other("down")) }).await;
+    /// }
+    /// let outcomes: Vec<Outcome> = breaker.trace().iter().map(|e| e.outcome).collect();
+    /// assert_eq!(outcomes, [Outcome::Failure, Outcome::Failure, Outcome::Rejected]);
+    /// # }
+    /// ```
+    pub fn start_trace(&self, limits: Limits) {
+        install_tracer();
+        self.outside()
+            .trace
+            .get_or_init(|| Box::new(Recording::new()))
+            .start(clock::now(), limits);
+    }
+
+    /// Stops recording; the trace is kept until the next [`start_trace`](Self::start_trace).
+    pub fn stop_trace(&self) {
+        if let Some(recording) = self.recording() {
+            recording.stop();
+        }
+    }
+
+    /// Whether the breaker is recording its calls.
+    pub fn is_tracing(&self) -> bool {
+        self.recording().is_some_and(Recording::is_on)
+    }
+
+    /// The calls recorded, in the order they were admitted: empty if the breaker never traced.
+    /// [`trace::to_json_lines`](crate::trace::to_json_lines) writes them out.
+    pub fn trace(&self) -> Vec<Entry> {
+        self.recording().map(Recording::entries).unwrap_or_default()
+    }
+
+    pub(crate) fn recording(&self) -> Option<&Recording> {
+        self.outside.get()?.trace.get().map(|r| &**r)
+    }
+}
+
+/// Adds the observer that feeds traces, once per process.
+fn install_tracer() {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| observer::add_call_observer(Tracer));
+}
+
+struct Tracer;
+
+impl CallObserver for Tracer {
+    fn on_call(&self, breaker: &Breaker, event: CallEvent) {
+        let Some(recording) = breaker.recording().filter(|r| r.is_on()) else {
+            return;
+        };
+        let now = clock::now();
+        match event {
+            CallEvent::Rejected => recording.add(now, 0, Outcome::Rejected),
+            CallEvent::Finished { ending, elapsed } => {
+                let Some(outcome) = outcome(ending) else {
+                    return;
+                };
+                // The observer made the breaker time the call: it always has a duration here.
+                let took = elapsed.map_or(0, |e| u64::try_from(e.as_nanos()).unwrap_or(u64::MAX));
+                recording.add(now.saturating_sub(took), took, outcome);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The trace's word for how a call ended; `None` for a call its caller dropped, which says
+/// nothing about the dependency.
+fn outcome(ending: Ending) -> Option<Outcome> {
+    Some(match ending {
+        Ending::Success => Outcome::Success,
+        Ending::Slow => Outcome::Slow,
+        Ending::Failure | Ending::Panic => Outcome::Failure,
+        Ending::Timeout => Outcome::Timeout,
+        Ending::Ignored => Outcome::Ignored,
+        Ending::Cancelled => return None,
+    })
+}

@@ -1,0 +1,178 @@
+//! A breaker's traffic, call by call, kept so that candidate options can be tried on it: when
+//! each call was admitted, how long it took, and how it ended.
+//!
+//! A breaker records a trace once asked to ([`Breaker::start_trace`]), keeps at most
+//! [`Limits`] of it (the oldest calls dropped first), and hands it out as [`Entry`] values
+//! ([`Breaker::trace`]) or JSON Lines ([`to_json_lines`]). The same format is what
+//! `breaker-replay` reads, and what a trace written by hand or from logs must follow:
+//!
+//! ```text
+//! {"at_ms": 0, "duration_ms": 80, "outcome": "success"}
+//! {"at_ms": 12, "duration_ms": 2000, "outcome": "timeout"}
+//! {"at_ms": 15, "duration_ms": 0, "outcome": "rejected"}
+//! ```
+//!
+//! one object per line with exactly these three fields, or the same as CSV under the header
+//! `at_ms,duration_ms,outcome` ([`parse`] reads both). `at_ms` counts milliseconds from the
+//! trace's start and never goes backwards; `duration_ms` is how long the call ran; `outcome` is
+//! one of the [`Outcome`]s.
+//!
+//! **Record in shadow mode.** A breaker that enforces turns calls away while it is open, and a
+//! call turned away has no outcome (`rejected`): a replay can only guess what it would have
+//! done. In [shadow mode](crate::Mode::Shadow) every call runs, so its trace has every outcome,
+//! and every candidate can be judged on all of them: that is the trace to tune from.
+//!
+//! [`Breaker::start_trace`]: crate::Breaker::start_trace
+//! [`Breaker::trace`]: crate::Breaker::trace
+
+mod format;
+pub(crate) mod recording;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use format::{ParseError, parse, to_json_lines};
+
+/// One call of a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Entry {
+    /// When the call was admitted (or turned away), in milliseconds since the trace began
+    /// (rounded down).
+    pub at_ms: u64,
+    /// How long it ran, in milliseconds, rounded up, so that a call slower than a whole number
+    /// of milliseconds still reads as slower than it. 0 for a call turned away.
+    pub duration_ms: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl fmt::Display for Entry {
+    /// The entry's JSON line, without the line's end.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            r#"{{"at_ms": {}, "duration_ms": {}, "outcome": "{}"}}"#,
+            self.at_ms, self.duration_ms, self.outcome
+        )
+    }
+}
+
+impl Entry {
+    /// The length of the entry's JSON line with its line's end: what it adds to a trace's
+    /// bytes ([`Limits::max_bytes`]).
+    pub(crate) fn line_len(&self) -> usize {
+        // `{"at_ms": , "duration_ms": , "outcome": ""}` and the newline.
+        44 + digits(self.at_ms) + digits(self.duration_ms) + self.outcome.as_str().len()
+    }
+}
+
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
+}
+
+/// How a call of a trace ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The dependency answered.
+    Success,
+    /// The dependency is unwell (a counted failure, or a panic).
+    Failure,
+    /// The dependency answered, slower than the breaker's `slow_call`.
+    Slow,
+    /// The call outlived the breaker's timeout.
+    Timeout,
+    /// Neither success nor failure: the breaker recorded nothing.
+    Ignored,
+    /// A business answer ("not found", "declined"): the dependency working, so a success to
+    /// the breaker. A breaker cannot tell it from a success (its classifier says only "not a
+    /// failure"), so a recorded trace says `success`; traces written from logs may say
+    /// `healthy`, and a replay counts it as a success.
+    Healthy,
+    /// The breaker turned the call away: how it would have ended is unknown.
+    Rejected,
+}
+
+impl Outcome {
+    /// Every outcome, in the order of the docs.
+    pub const ALL: [Outcome; 7] = [
+        Outcome::Success,
+        Outcome::Failure,
+        Outcome::Slow,
+        Outcome::Timeout,
+        Outcome::Ignored,
+        Outcome::Healthy,
+        Outcome::Rejected,
+    ];
+
+    /// The outcome as a trace spells it.
+    ///
+    /// ```
+    /// assert_eq!(breaker_runtime::trace::Outcome::Timeout.as_str(), "timeout");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Failure => "failure",
+            Outcome::Slow => "slow",
+            Outcome::Timeout => "timeout",
+            Outcome::Ignored => "ignored",
+            Outcome::Healthy => "healthy",
+            Outcome::Rejected => "rejected",
+        }
+    }
+
+    /// Whether the dependency failed the call: a failure or a timeout. (A slow call is a
+    /// failure only to a breaker whose `slow_threshold` says so.)
+    pub fn is_failure(self) -> bool {
+        matches!(self, Outcome::Failure | Outcome::Timeout)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An outcome a trace does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown outcome `{0}`: the outcomes are success, failure, slow, timeout, ignored, healthy, rejected"
+)]
+pub struct UnknownOutcome(pub String);
+
+impl FromStr for Outcome {
+    type Err = UnknownOutcome;
+
+    fn from_str(text: &str) -> Result<Outcome, UnknownOutcome> {
+        Outcome::ALL
+            .into_iter()
+            .find(|outcome| outcome.as_str() == text)
+            .ok_or_else(|| UnknownOutcome(text.to_string()))
+    }
+}
+
+/// How much of its trace a breaker keeps: past either bound, the oldest calls are dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most calls kept.
+    pub max_entries: usize,
+    /// The most bytes kept, counted as the trace's JSON Lines (about 60 a call).
+    pub max_bytes: usize,
+}
+
+impl Limits {
+    /// 100 000 calls and 8 MiB: minutes of a busy dependency's traffic, or hours of a quiet
+    /// one, in about 2 MiB of memory (16 bytes a call).
+    pub const DEFAULT: Limits = Limits {
+        max_entries: 100_000,
+        max_bytes: 8 * 1024 * 1024,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
+    }
+}
