@@ -478,3 +478,55 @@ async fn reset_config_brings_back_the_options_the_breaker_was_built_with() {
     assert_eq!(config["probes"], 3);
     assert_eq!(config["timeout_ms"], 2_000);
 }
+
+#[tokio::test]
+async fn a_trace_starts_and_stops_behind_the_token_and_reads_as_json_lines() {
+    let breaker = built("endpoint-trace");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let authorized = [("Authorization", bearer.as_str())];
+
+    let (status, body) = request(port, "GET", "/endpoint-trace/trace", &[], "").await;
+    assert_eq!((status, body.as_str()), (200, ""), "never traced: empty");
+    let (status, _) = request(port, "POST", "/endpoint-trace/trace_start", &[], "").await;
+    assert_eq!(status, 401);
+    assert!(!breaker.is_tracing());
+
+    let (status, body) =
+        request(port, "POST", "/endpoint-trace/trace_start", &authorized, "").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(breaker.is_tracing());
+    assert_eq!(listed(port, "endpoint-trace").await["tracing"], true);
+    breaker.try_acquire().unwrap().success();
+    breaker.try_acquire().unwrap().failure();
+    let (status, body) = request(port, "POST", "/endpoint-trace/trace_stop", &authorized, "").await;
+    assert_eq!(status, 200, "{body}");
+    breaker.try_acquire().unwrap().success();
+
+    let (status, body) = request(port, "GET", "/endpoint-trace/trace", &[], "").await;
+    assert_eq!(status, 200);
+    let outcomes: Vec<_> = breaker_runtime::trace::parse(&body)
+        .unwrap()
+        .into_iter()
+        .map(|entry| entry.outcome.as_str())
+        .collect();
+    assert_eq!(outcomes, ["success", "failure"], "{body}");
+    for line in body.lines() {
+        let fields: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(line).unwrap();
+        let keys: Vec<&str> = fields.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["at_ms", "duration_ms", "outcome"], "{line}");
+    }
+
+    let (status, _) = request(port, "GET", "/no-such-breaker/trace", &[], "").await;
+    assert_eq!(status, 404);
+    let (status, _) = request(
+        port,
+        "POST",
+        "/no-such-breaker/trace_start",
+        &authorized,
+        "",
+    )
+    .await;
+    assert_eq!(status, 404);
+}

@@ -125,7 +125,7 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 18)?;
+        let mut s = serializer.serialize_struct("Snapshot", 19)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("mode", self.mode.as_str())?;
@@ -164,6 +164,7 @@ impl Serialize for Snapshot {
                 .config_changed
                 .map(|at| millis(now.saturating_duration_since(at))),
         )?;
+        s.serialize_field("tracing", &self.tracing)?;
         s.serialize_field("config", &self.config)?;
         s.end()
     }

@@ -9,11 +9,13 @@ use super::guard::{operated, refuse};
 use super::{Endpoint, json};
 use crate::core::breaker::Requester;
 use crate::core::config::Mode;
+use crate::core::trace::Limits;
 
 /// The largest body a command takes: commands take none, so anything more is refused (413).
 pub(super) const MAX_BODY: usize = 1_024;
 
-const COMMANDS: &str = "force_open, disable, reset, half_open, shadow, enforce, reset_config";
+const COMMANDS: &str =
+    "force_open, disable, reset, half_open, shadow, enforce, reset_config, trace_start, trace_stop";
 
 pub(super) async fn command(
     State(endpoint): State<Endpoint>,
@@ -41,6 +43,8 @@ pub(super) async fn command(
         "reset_config" => {
             breaker.reset_config_by(Requester::Endpoint);
         }
+        "trace_start" => breaker.start_trace(Limits::DEFAULT),
+        "trace_stop" => breaker.stop_trace(),
         _ => {
             return refuse(
                 StatusCode::BAD_REQUEST,

@@ -83,6 +83,8 @@ pub struct Snapshot {
     /// When the configuration last changed ([`Breaker::reconfigure`]); `None` if it never has.
     /// The configuration in force is [`config`](Self::config).
     pub config_changed: Option<Instant>,
+    /// Whether the breaker records its calls ([`Breaker::start_trace`]).
+    pub tracing: bool,
 }
 
 impl fmt::Debug for Snapshot {
@@ -106,6 +108,7 @@ impl fmt::Debug for Snapshot {
             mean_duration,
             max_duration,
             config_changed,
+            tracing,
         } = self;
         // One moment for both instants, so that they read consistently with each other.
         let now = clock::now_instant();
@@ -128,6 +131,7 @@ impl fmt::Debug for Snapshot {
             .field("mean_duration", mean_duration)
             .field("max_duration", max_duration)
             .field("config_changed", &age(config_changed))
+            .field("tracing", tracing)
             .finish()
     }
 }
@@ -203,6 +207,7 @@ impl Breaker {
             mean_duration: durations.map(|d| d.mean),
             max_duration: durations.map(|d| d.max),
             config_changed,
+            tracing: self.is_tracing(),
         }
     }
 
