@@ -57,6 +57,10 @@ struct Args {
     /// the retry budget, and compare the calls that reached the sick API.
     #[arg(long)]
     retries: bool,
+    /// Also run the traffic with the breaker in shadow mode (every call runs) and write its
+    /// trace to this file as JSON Lines, for `cargo run -p breaker-replay -- --trace FILE`.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
@@ -174,6 +178,21 @@ fn main() -> ExitCode {
         let never_opens = [false, true].map(|budgeted| retries::run(&scenario, budgeted, false));
         println!();
         print!("{}", retries::table(with_breaker, never_opens));
+    }
+    if let Some(path) = &args.trace {
+        let shadow = sim::run(&scenario, Guard::Shadow);
+        let written = std::fs::write(path, breaker_runtime::trace::to_json_lines(&shadow.trace));
+        match written {
+            Ok(()) => println!(
+                "\ntrace: {} ({} calls, recorded in shadow mode)",
+                path.display(),
+                shadow.trace.len()
+            ),
+            Err(e) => {
+                eprintln!("could not write the trace to {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if !args.no_chart {
         if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -370,6 +389,60 @@ mod command_line {
         assert!(
             error.contains("above 0 and at most 100000 orders per second"),
             "{error}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod shadow_trace {
+    use breaker_runtime::State;
+    use breaker_runtime::trace::{Outcome, parse, to_json_lines};
+
+    use super::*;
+
+    /// The trace the README replays: recorded in shadow mode, it holds every order's real
+    /// outcome, timeouts while the API is slow, and no call turned away, though the circuit
+    /// would have opened.
+    #[test]
+    fn the_shadow_run_traces_every_call_with_its_real_outcome() {
+        let scenario = sick_from_20_to_80_s(20.0, 100);
+        let shadow = sim::run(&scenario, Guard::Shadow);
+        // Every order, and the reconciler's charges of what the fallback queued after a
+        // timeout.
+        assert!(
+            shadow.trace.len() >= shadow.latencies.len(),
+            "every order: {} calls traced, {} orders",
+            shadow.trace.len(),
+            shadow.latencies.len()
+        );
+        assert!(
+            shadow
+                .transitions
+                .iter()
+                .any(|(_, _, to)| *to == State::Open),
+            "it would have opened"
+        );
+        let count = |outcome: Outcome| shadow.trace.iter().filter(|e| e.outcome == outcome).count();
+        assert_eq!(
+            count(Outcome::Rejected),
+            0,
+            "in shadow mode every call runs"
+        );
+        assert!(count(Outcome::Timeout) > 500, "the slow minute times out");
+        let in_sick_spell = |at_ms: u64| (20_000..80_000).contains(&at_ms);
+        assert!(
+            shadow
+                .trace
+                .iter()
+                .filter(|e| e.outcome == Outcome::Timeout)
+                .all(|e| in_sick_spell(e.at_ms) && e.duration_ms == 2_000),
+            "timeouts only while sick, each cut at the 2 s timeout"
+        );
+        assert_eq!(parse(&to_json_lines(&shadow.trace)).unwrap(), shadow.trace);
+        assert_eq!(
+            sim::charge_breaker().mode(),
+            breaker_runtime::Mode::Enforce,
+            "the breaker enforces again after the shadow run"
         );
     }
 }

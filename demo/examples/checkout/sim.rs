@@ -5,7 +5,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker_runtime::{Breaker, State, registry};
+use breaker_runtime::trace::{Entry, Limits};
+use breaker_runtime::{Breaker, Mode, State, registry};
 use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
 
@@ -28,6 +29,9 @@ pub struct Scenario {
 pub enum Guard {
     Unguarded,
     Breaker,
+    /// The same breaker in shadow mode, recording its trace: every call runs, so the trace has
+    /// every call's real outcome, the one to tune the breaker's options from.
+    Shadow,
 }
 
 /// What one run saw.
@@ -47,6 +51,8 @@ pub struct Run {
     pub still_queued: usize,
     /// (seconds since start, from, to) for every transition of the breaker.
     pub transitions: Vec<(f64, State, State)>,
+    /// The breaker's trace, in shadow mode.
+    pub trace: Vec<Entry>,
 }
 
 impl Run {
@@ -100,8 +106,11 @@ pub fn charge_breaker() -> Arc<Breaker> {
         .expect("the attribute registers charge's breaker")
 }
 
-/// Runs the scenario on a fresh paused runtime.
+/// Runs the scenario on a fresh paused runtime, one run at a time: every run drives the one
+/// breaker `charge` is guarded by, and the demo's tests run in parallel.
 pub fn run(scenario: &Scenario, guard: Guard) -> Run {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -116,6 +125,14 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
     let outbox = Arc::new(Outbox::default());
     let breaker = charge_breaker();
     breaker.reset();
+    if guard == Guard::Shadow {
+        breaker.set_mode(Mode::Shadow);
+        // Every order of the run: a run holds at most a million.
+        breaker.start_trace(Limits {
+            max_entries: 1_000_000,
+            max_bytes: 100 * 1024 * 1024,
+        });
+    }
     let transitions = Arc::new(Mutex::new(Vec::new()));
     let _subscription = {
         let transitions = Arc::clone(&transitions);
@@ -158,6 +175,11 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
+    if guard == Guard::Shadow {
+        breaker.stop_trace();
+        run.trace = breaker.trace();
+        breaker.set_mode(Mode::Enforce);
+    }
     run
 }
 
@@ -171,7 +193,7 @@ enum Outcome {
 async fn checkout(order: Order, guard: Guard, arrived: Duration) -> (Duration, Duration, Outcome) {
     let started = Instant::now();
     let answer = match guard {
-        Guard::Breaker => charge(&order).await,
+        Guard::Breaker | Guard::Shadow => charge(&order).await,
         Guard::Unguarded => charge_unguarded(&order).await,
     };
     let outcome = match answer {
