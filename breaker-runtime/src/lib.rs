@@ -108,6 +108,12 @@
 //! and [`Breaker::counts`] reads monotonic outcome counts to export. None costs a closed call
 //! anything until it is used.
 //!
+//! # Traces
+//!
+//! [`Breaker::start_trace`] records a breaker's calls, one line each (when admitted, how long,
+//! how it ended), in the [`trace`] format that `breaker-replay` replays against candidate
+//! options. Record in shadow mode, where every call runs, to tune from real traffic.
+//!
 //! # Rates
 //!
 //! Every rate in the API is a percentage: the builder's `threshold(50.0)`, [`Rate::percent`],
@@ -122,7 +128,7 @@
 //! | `adapters/` | tower, tonic, http, reqwest, metrics, OpenTelemetry, serde, the operator's HTTP endpoint and the configuration file, each behind its feature (top) |
 //! | `policy/` | around the breaker's calls: retries with backoff and budget, the deadline, the bulkhead |
 //! | `registry/` | every breaker in the program: declarations gathered by the linker, the handle a guarded fn reads its breaker through, name conflicts, test scopes |
-//! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`) and the live one a reconfiguration replaces, windows, probe slots, why it opened, transition events, and `breaker/` (admission, recording, transitions, commands, reconfiguration, orders, waiting, counts, snapshot, permit, call observers), then the call path (`call.rs`) |
+//! | `core/` | the state machine: the state word, the configuration (options themselves are defined once in `breaker-options`) and the live one a reconfiguration replaces, windows, probe slots, why it opened, transition events, the [`trace`] of its calls and its format, and `breaker/` (admission, recording, transitions, commands, reconfiguration, orders, waiting, counts, snapshot, traces, permit, call observers), then the call path (`call.rs`) |
 //! | `outcome/` | classification and errors: [`IsFailure`], [`Verdict`], [`Classify`], [`BreakerError`], error chains |
 //! | `base/` | the clock, the atomics (std's or loom's), names, per-thread numbers for sharded counts, the list that keeps what a reconfiguration replaced (bottom) |
 //!
