@@ -24,10 +24,11 @@ pub fn clock_nanos(instant: tokio::time::Instant) -> u64 {
     crate::base::clock::to_nanos(instant)
 }
 
-/// The verdict for a guarded fn's return value, through its `IsFailure` impl.
+/// The verdict for a guarded fn's return value, through its `IsFailure` impl. The guarded call
+/// ends in the same poll, so a business answer leaves its mark for the trace.
 #[inline]
 pub fn classify<T: IsFailure>(value: &T) -> Verdict {
-    Verdict::of(value)
+    crate::outcome::classify::classify_marking(value)
 }
 
 /// The verdict from an `is_failure = path` classifier.

@@ -182,3 +182,65 @@ async fn a_trace_starts_and_stops_live_and_counts_from_its_start() {
     tokio::join!(before, restart);
     assert_eq!(breaker.trace(), [entry(1, 2, Outcome::Failure)]);
 }
+
+#[derive(Debug, breaker_runtime::IsFailure)]
+enum StockError {
+    Unavailable,
+    #[breaker(healthy)]
+    UnknownSku,
+}
+
+impl From<breaker_runtime::BreakerError> for StockError {
+    fn from(_: breaker_runtime::BreakerError) -> StockError {
+        StockError::Unavailable
+    }
+}
+
+#[breaker_runtime::circuit_breaker(name = "trace-guarded-stock")]
+async fn stock(sku: u32) -> Result<u32, StockError> {
+    sleep(MS * 3).await;
+    match sku {
+        0 => Err(StockError::UnknownSku),
+        1 => Err(StockError::Unavailable),
+        _ => Ok(sku),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_business_answer_is_traced_as_healthy_through_the_attribute_and_call() {
+    let guarded = breaker_runtime::registry()
+        .get("trace-guarded-stock")
+        .expect("declared");
+    guarded.start_trace(Limits::DEFAULT);
+    let _ = stock(7).await;
+    let _ = stock(0).await;
+    let _ = stock(1).await;
+    let outcomes: Vec<Outcome> = guarded.trace().iter().map(|e| e.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [Outcome::Success, Outcome::Healthy, Outcome::Failure]
+    );
+
+    let breaker = Breaker::new(
+        Config::builder()
+            .name("trace-healthy-call")
+            .build()
+            .unwrap(),
+    );
+    breaker.start_trace(Limits::DEFAULT);
+    let not_found = || async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::NotFound)) };
+    let _ = breaker.call(not_found()).await;
+    let _ = breaker.call(async { Ok::<(), std::io::Error>(()) }).await;
+    // A classifier of the caller's own says only "not a failure".
+    let _ = breaker.call_with(not_found(), |_| Verdict::Success).await;
+    let outcomes: Vec<Outcome> = breaker.trace().iter().map(|e| e.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [Outcome::Healthy, Outcome::Success, Outcome::Success]
+    );
+    assert_eq!(
+        breaker.snapshot().failures,
+        0,
+        "a business answer is no failure"
+    );
+}

@@ -45,6 +45,25 @@ pub trait IsFailure {
     fn failure_message(&self) -> Option<&dyn std::fmt::Display> {
         None
     }
+
+    /// Whether the value is a business answer: an error the dependency gave on purpose ("not
+    /// found", "card declined"), neither a failure nor ignored. It is a success to the breaker
+    /// either way; a [trace](crate::trace) writes it as `healthy` rather than `success`.
+    /// `false` by default; `Result<T, E>` says `true` of an `Err` its `E` calls neither a
+    /// failure nor ignored.
+    ///
+    /// ```
+    /// use breaker_runtime::IsFailure;
+    /// use std::io::{Error, ErrorKind};
+    ///
+    /// let missing: Result<(), Error> = Err(ErrorKind::NotFound.into());
+    /// assert!(missing.is_business_answer());
+    /// assert!(!Ok::<(), Error>(()).is_business_answer());
+    /// assert!(!Err::<(), Error>(ErrorKind::ConnectionReset.into()).is_business_answer());
+    /// ```
+    fn is_business_answer(&self) -> bool {
+        false
+    }
 }
 
 /// How a call's outcome is recorded.
@@ -117,6 +136,12 @@ impl<T, E: IsFailure> IsFailure for Result<T, E> {
     fn is_ignored(&self) -> bool {
         self.as_ref().err().is_some_and(E::is_ignored)
     }
+
+    fn is_business_answer(&self) -> bool {
+        self.as_ref()
+            .err()
+            .is_some_and(|e| !e.is_failure() && !e.is_ignored())
+    }
 }
 
 impl<E: IsFailure + ?Sized> IsFailure for Box<E> {
@@ -128,6 +153,9 @@ impl<E: IsFailure + ?Sized> IsFailure for Box<E> {
     }
     fn is_ignored(&self) -> bool {
         (**self).is_ignored()
+    }
+    fn is_business_answer(&self) -> bool {
+        (**self).is_business_answer()
     }
 }
 
@@ -182,9 +210,20 @@ pub struct ByIsFailure;
 impl<T: IsFailure> Classify<T> for ByIsFailure {
     #[inline]
     fn classify(self, value: &T) -> Verdict {
-        Verdict::of(value)
+        classify_marking(value)
     }
     fn message(value: &T) -> Option<&dyn std::fmt::Display> {
         value.failure_message()
     }
+}
+
+/// The verdict for a value that a call ends with at once, in the same poll: a business answer
+/// leaves its mark for the call's trace ([`IsFailure::is_business_answer`]).
+#[inline]
+pub(crate) fn classify_marking<T: IsFailure + ?Sized>(value: &T) -> Verdict {
+    let verdict = Verdict::of(value);
+    if verdict == Verdict::Success && value.is_business_answer() {
+        crate::base::business_answer::mark();
+    }
+    verdict
 }

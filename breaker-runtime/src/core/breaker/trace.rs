@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use crate::base::clock;
+use crate::base::{business_answer, clock};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::observer::{self, CallEvent, CallObserver, Ending};
 use crate::core::trace::recording::Recording;
@@ -70,12 +70,18 @@ impl Breaker {
 fn install_tracer() {
     static INSTALLED: OnceLock<()> = OnceLock::new();
     INSTALLED.get_or_init(|| observer::add_call_observer(Tracer));
+    // After the tracer, which takes every mark: a mark left with no tracer to take it would
+    // stay on its thread and be read as the next call's.
+    business_answer::arm();
 }
 
 struct Tracer;
 
 impl CallObserver for Tracer {
     fn on_call(&self, breaker: &Breaker, event: CallEvent) {
+        // Taken at every call's end, traced or not, so that no mark outlives its call.
+        let business_answer =
+            matches!(event, CallEvent::Finished { .. }) && business_answer::take();
         let Some(recording) = breaker.recording().filter(|r| r.is_on()) else {
             return;
         };
@@ -83,8 +89,10 @@ impl CallObserver for Tracer {
         match event {
             CallEvent::Rejected => recording.add(now, 0, Outcome::Rejected),
             CallEvent::Finished { ending, elapsed } => {
-                let Some(outcome) = outcome(ending) else {
-                    return;
+                let outcome = match outcome(ending) {
+                    Some(Outcome::Success) if business_answer => Outcome::Healthy,
+                    Some(outcome) => outcome,
+                    None => return,
                 };
                 // The observer made the breaker time the call: it always has a duration here.
                 let took = elapsed.map_or(0, |e| u64::try_from(e.as_nanos()).unwrap_or(u64::MAX));

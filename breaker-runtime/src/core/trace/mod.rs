@@ -85,9 +85,12 @@ pub enum Outcome {
     /// Neither success nor failure: the breaker recorded nothing.
     Ignored,
     /// A business answer ("not found", "declined"): the dependency working, so a success to
-    /// the breaker. A breaker cannot tell it from a success (its classifier says only "not a
-    /// failure"), so a recorded trace says `success`; traces written from logs may say
-    /// `healthy`, and a replay counts it as a success.
+    /// the breaker. A recorded trace says so of a value whose
+    /// [`IsFailure::is_business_answer`](crate::IsFailure::is_business_answer) is true (an
+    /// `Err` that is neither a failure nor ignored) when the call classified it through
+    /// `IsFailure`: the attribute without `is_failure = ...`, or [`Breaker::call`](crate::Breaker::call).
+    /// A custom classifier (`call_with`, `is_failure = path`, a permit's `record`) only says
+    /// "success". A replay counts it as a success.
     Healthy,
     /// The breaker turned the call away: how it would have ended is unknown.
     Rejected,
