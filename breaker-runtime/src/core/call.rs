@@ -355,6 +355,14 @@ where
             return Poll::Ready(Ok(value));
         }
         Ok(Poll::Ready((value, verdict))) => {
+            // A timed call may be traced: a business answer leaves its mark for the trace.
+            // (Every call is timed once a trace has started.)
+            if permit.started().is_some()
+                && verdict == Verdict::Success
+                && C::is_business_answer(&value)
+            {
+                crate::base::business_answer::mark();
+            }
             permit.conclude(Ending::of(verdict));
             *this.stage = Stage::Done;
             return Poll::Ready(Ok(value));

@@ -194,6 +194,13 @@ pub trait Classify<T> {
         let _ = value;
         None
     }
+
+    /// Whether a value classified as a success is a business answer, if the classifier knows:
+    /// see [`IsFailure::is_business_answer`]. Only a traced call asks.
+    fn is_business_answer(value: &T) -> bool {
+        let _ = value;
+        false
+    }
 }
 
 impl<T, C: FnOnce(&T) -> Verdict> Classify<T> for C {
@@ -210,10 +217,13 @@ pub struct ByIsFailure;
 impl<T: IsFailure> Classify<T> for ByIsFailure {
     #[inline]
     fn classify(self, value: &T) -> Verdict {
-        classify_marking(value)
+        Verdict::of(value)
     }
     fn message(value: &T) -> Option<&dyn std::fmt::Display> {
         value.failure_message()
+    }
+    fn is_business_answer(value: &T) -> bool {
+        value.is_business_answer()
     }
 }
 
