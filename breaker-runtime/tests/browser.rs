@@ -145,6 +145,7 @@ fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
     }
     assert!(recommendations.half_open());
     assert_eq!(geo.state(), State::Open, "open, in shadow mode");
+    geo.start_trace(breaker_runtime::trace::Limits::DEFAULT);
 
     let chromium = Chromium::start();
     let mut page = chromium.open(&format!("http://127.0.0.1:{port}/"));
@@ -159,6 +160,26 @@ fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
     assert_eq!(
         shown(&mut page, "search-index").as_deref(),
         Some("forced-open")
+    );
+    let marks = |page: &mut Page, name: &str| {
+        let name = serde_json::to_string(name).unwrap();
+        page.evaluate(&format!(
+            r##"(() => {{
+                const row = [...document.querySelectorAll("#breakers tr")].find((r) => r.dataset.breaker === {name});
+                return row ? row.querySelectorAll(".tracing").length : -1;
+            }})()"##
+        ))
+        .as_i64()
+    };
+    assert_eq!(
+        marks(&mut page, "geo-lookup"),
+        Some(1),
+        "geo-lookup records its calls"
+    );
+    assert_eq!(
+        marks(&mut page, "search-index"),
+        Some(0),
+        "search-index does not"
     );
 
     runtime.block_on(async {
