@@ -49,7 +49,7 @@ fn replay(c: &mut Criterion) {
     .unwrap();
     let mut group = c.benchmark_group("replay");
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(20));
+    group.measurement_time(Duration::from_secs(40));
     group.bench_function("1M calls, one config", |b| {
         b.iter(|| black_box(breaker_replay::replay(black_box(&trace), &candidate.config).unwrap()))
     });
