@@ -239,3 +239,60 @@ fn time_in(replayed: &Replay, counts: impl Fn(State) -> bool) -> u64 {
     }
     total
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(at_ms: u64, from: State, to: State) -> Change {
+        Change { at_ms, from, to }
+    }
+
+    fn replayed(changes: Vec<Change>, end_ms: u64) -> Replay {
+        Replay {
+            changes,
+            fates: Vec::new(),
+            end_ms,
+        }
+    }
+
+    #[test]
+    fn time_open_stops_at_half_open_and_time_not_closed_at_the_closing_or_the_end() {
+        let r = replayed(
+            vec![
+                change(100, State::Closed, State::Open),
+                change(1_100, State::Open, State::HalfOpen),
+                change(1_150, State::HalfOpen, State::Closed),
+                change(2_000, State::Closed, State::Open),
+            ],
+            2_500,
+        );
+        assert_eq!(time_in(&r, |s| s == State::Open), 1_000 + 500);
+        assert_eq!(time_in(&r, |s| s != State::Closed), 1_050 + 500);
+    }
+
+    #[test]
+    fn an_outage_is_caught_by_an_opening_inside_it_or_by_a_circuit_already_open() {
+        let outage = Outage {
+            start_ms: 1_000,
+            end_ms: 5_000,
+            failures: 10,
+            calls: 10,
+        };
+        let opened_at = |at| vec![change(at, State::Closed, State::Open)];
+        assert_eq!(delay(&opened_at(1_700), &outage), Some(700));
+        assert_eq!(delay(&opened_at(5_001), &outage), None, "after its end");
+        assert_eq!(delay(&[], &outage), None);
+        assert_eq!(delay(&opened_at(400), &outage), Some(0), "already open");
+        let closed_again = [
+            change(400, State::Closed, State::Open),
+            change(900, State::Open, State::HalfOpen),
+            change(950, State::HalfOpen, State::Closed),
+        ];
+        assert_eq!(
+            delay(&closed_again, &outage),
+            None,
+            "closed again before it began"
+        );
+    }
+}

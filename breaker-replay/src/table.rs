@@ -86,7 +86,7 @@ pub fn table(report: &Report, trace_name: &str) -> String {
     }
     text.push('\n');
     for (i, row) in report.rows.iter().enumerate() {
-        if row.label == row.options {
+        if row.label == row.options || row.options.is_empty() {
             let _ = writeln!(text, "#{}: {}", i + 1, row.label);
         } else {
             let _ = writeln!(text, "#{}: {} ({})", i + 1, row.label, row.options);

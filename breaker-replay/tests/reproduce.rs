@@ -131,9 +131,20 @@ fn the_same_trace_and_options_give_the_same_replay() {
         "/traces/outage.jsonl"
     )))
     .unwrap();
-    let candidate = breaker_replay::parse_options(r#"threshold = "40%", window = "30s""#).unwrap();
-    let first = breaker_replay::replay(&trace, &candidate.config).unwrap();
-    let second = breaker_replay::replay(&trace, &candidate.config).unwrap();
-    assert!(!first.changes.is_empty());
-    assert_eq!(first, second);
+    // Time windows too, whose buckets sit wherever the process's clock puts them: each replay
+    // starts at another moment of it.
+    for options in [
+        r#"threshold = "40%", window = "30s""#,
+        r#"window = "1s", min_calls = 5"#,
+        r#"window = "2500ms", min_calls = 8, break_duration = "5s""#,
+        r#"window = "20""#,
+    ] {
+        let candidate = breaker_replay::parse_options(options).unwrap();
+        let first = breaker_replay::replay(&trace, &candidate.config).unwrap();
+        assert!(!first.changes.is_empty(), "{options}");
+        for _ in 0..3 {
+            let again = breaker_replay::replay(&trace, &candidate.config).unwrap();
+            assert!(again == first, "{options}: another replay, another answer");
+        }
+    }
 }
