@@ -1,0 +1,164 @@
+//! Hand-made traces whose answers can be worked out on paper.
+
+use breaker_replay::{Change, Ending, Fate, parse_options, replay};
+use breaker_runtime::State::{self, Closed, HalfOpen, Open};
+use breaker_runtime::trace::{Entry, parse};
+
+fn trace(csv: &str) -> Vec<Entry> {
+    parse(&format!("at_ms,duration_ms,outcome\n{csv}")).unwrap()
+}
+
+fn replayed(csv: &str, options: &str) -> (Vec<(u64, State, State)>, Vec<Fate>) {
+    let candidate = parse_options(options).unwrap();
+    let replayed = replay(&trace(csv), &candidate.config).unwrap();
+    let changes = replayed
+        .changes
+        .iter()
+        .map(|&Change { at_ms, from, to }| (at_ms, from, to))
+        .collect();
+    (changes, replayed.fates)
+}
+
+#[test]
+fn a_count_window_opens_on_the_call_that_brings_it_to_the_threshold() {
+    // Window of 4 at 50%: after the third call the window is not full (min_calls is the
+    // window's size); the fourth ends at 31 ms and makes it 2 failures of 4.
+    let (changes, fates) = replayed(
+        "0,1,success\n10,1,failure\n20,1,failure\n30,1,success\n40,1,success\n",
+        r#"window = "4""#,
+    );
+    assert_eq!(changes, [(31, Closed, Open)]);
+    assert_eq!(fates[3], Fate::Ran(Ending::Answered));
+    assert_eq!(fates[4], Fate::Rejected);
+}
+
+#[test]
+fn a_count_window_below_the_threshold_stays_closed() {
+    let (changes, fates) = replayed(
+        "0,1,success\n10,1,failure\n20,1,success\n30,1,success\n40,1,failure\n",
+        r#"window = "4", threshold = "60%""#,
+    );
+    assert_eq!(changes, []);
+    assert!(!fates.contains(&Fate::Rejected));
+}
+
+#[test]
+fn a_time_window_waits_for_min_calls_and_forgets_what_left_it() {
+    // Four failures are 100%, but min_calls is 5. The fifth comes 12 s later, when the first
+    // four have left the 10 s window (and the 11 s at most it keeps them): still one call.
+    // Four more within the window make five, and the fifth of them opens it when it ends.
+    let csv = "0,5,failure\n100,5,failure\n200,5,failure\n300,5,failure\n\
+               12000,5,failure\n12100,5,failure\n12200,5,failure\n12300,5,failure\n\
+               12400,5,failure\n12500,5,success\n";
+    let (changes, fates) = replayed(csv, r#"window = "10s", min_calls = 5"#);
+    assert_eq!(changes, [(12_405, Closed, Open)]);
+    assert_eq!(fates[9], Fate::Rejected);
+}
+
+#[test]
+fn after_the_break_a_successful_probe_closes_and_a_failed_one_opens_again() {
+    let csv = "0,5,failure\n10,5,failure\n500,5,success\n\
+               1100,5,success\n1200,5,failure\n1210,5,failure\n\
+               2300,50,failure\n2310,5,success\n2400,5,success\n";
+    let (changes, fates) = replayed(csv, r#"window = "2", break_duration = "1s""#);
+    assert_eq!(
+        changes,
+        [
+            (15, Closed, Open),
+            (1100, Open, HalfOpen),
+            (1105, HalfOpen, Closed),
+            (1215, Closed, Open),
+            (2300, Open, HalfOpen),
+            (2350, HalfOpen, Open),
+        ]
+    );
+    assert_eq!(fates[2], Fate::Rejected, "open: turned away");
+    assert_eq!(fates[3], Fate::Ran(Ending::Answered), "the probe");
+    assert_eq!(
+        fates[7],
+        Fate::Rejected,
+        "half-open, its one probe slot taken"
+    );
+    assert_eq!(fates[8], Fate::Rejected, "open again");
+}
+
+#[test]
+fn the_candidates_timeout_cuts_long_calls_and_a_recorded_timeout_ends_where_the_trace_knows() {
+    // A success of 3 s under a 1 s timeout times out at 1 s; a recorded timeout of 2 s under
+    // a 1 s timeout times out at 1 s, and under a 5 s timeout fails at 2 s.
+    let (changes, fates) = replayed("0,3000,success\n", r#"window = "1", timeout_ms = 1000"#);
+    assert_eq!(
+        (changes, fates),
+        (
+            vec![(1000, Closed, Open)],
+            vec![Fate::Ran(Ending::TimedOut)]
+        )
+    );
+    let (changes, fates) = replayed("0,2000,timeout\n", r#"window = "1", timeout_ms = 1000"#);
+    assert_eq!(
+        (changes, fates),
+        (
+            vec![(1000, Closed, Open)],
+            vec![Fate::Ran(Ending::TimedOut)]
+        )
+    );
+    let (changes, fates) = replayed("0,2000,timeout\n", r#"window = "1", timeout = "5s""#);
+    assert_eq!(
+        (changes, fates),
+        (vec![(2000, Closed, Open)], vec![Fate::Ran(Ending::Failed)])
+    );
+    let (changes, fates) = replayed("0,2000,timeout\n", r#"window = "1", timeout = "off""#);
+    assert_eq!(
+        (changes, fates),
+        (vec![(2000, Closed, Open)], vec![Fate::Ran(Ending::Failed)])
+    );
+}
+
+#[test]
+fn the_candidates_slow_call_judges_slowness_whatever_the_trace_called_it() {
+    let options = r#"window = "1", slow_call = "500ms""#;
+    let (changes, _) = replayed("0,600,success\n", options);
+    assert_eq!(
+        changes,
+        [(600, Closed, Open)],
+        "600 ms is slow to this candidate"
+    );
+    let (changes, _) = replayed("0,400,slow\n", options);
+    assert_eq!(
+        changes,
+        [],
+        "400 ms is not, whatever the recording breaker thought"
+    );
+}
+
+#[test]
+fn a_call_recorded_as_rejected_is_unknown_when_admitted_and_records_nothing() {
+    // Window of 2: the unknown call neither fills the window nor breaks the run of failures.
+    let (changes, fates) = replayed(
+        "0,5,failure\n10,0,rejected\n20,5,failure\n30,0,rejected\n",
+        r#"window = "2""#,
+    );
+    assert_eq!(changes, [(25, Closed, Open)]);
+    assert_eq!(
+        fates,
+        [
+            Fate::Ran(Ending::Failed),
+            Fate::Unknown,
+            Fate::Ran(Ending::Failed),
+            Fate::Rejected,
+        ]
+    );
+}
+
+#[test]
+fn ignored_calls_count_for_nothing_and_healthy_ones_are_successes() {
+    let options = r#"window = "2", threshold = "100%""#;
+    let (changes, _) = replayed("0,5,failure\n10,5,ignored\n20,5,failure\n", options);
+    assert_eq!(
+        changes,
+        [(25, Closed, Open)],
+        "the ignored call is not in the window"
+    );
+    let (changes, _) = replayed("0,5,failure\n10,5,healthy\n20,5,failure\n", options);
+    assert_eq!(changes, [], "the healthy call is a success in the window");
+}
