@@ -34,7 +34,6 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod align;
 pub mod chart;
 pub mod options;
 pub mod outage;

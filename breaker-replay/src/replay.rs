@@ -7,12 +7,10 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use breaker_runtime::trace::{Entry, Outcome};
-use breaker_runtime::{Breaker, Config, OwnedPermit, State, Verdict};
+use breaker_runtime::trace::{Entry, Outcome, bucket_start};
+use breaker_runtime::{Breaker, Config, OwnedPermit, State, Verdict, Window};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
-
-use crate::align;
 
 /// What the replayed breaker did, call by call and state by state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +169,7 @@ pub fn replay_all(trace: &[Entry], configs: &[Config]) -> Result<Vec<Replay>, Re
 
 async fn drive(trace: &[Entry], config: Config) -> Replay {
     let timeout = config.timeout();
-    let start = align::start(Instant::now(), config.window()).await;
+    let start = begin(config.window()).await;
     let breaker = Arc::new(Breaker::new(config));
     let seen: Arc<Mutex<Vec<(Instant, State, State)>>> = Arc::default();
     let sink = Arc::clone(&seen);
@@ -238,6 +236,28 @@ async fn drive(trace: &[Entry], config: Config) -> Replay {
         fates,
         end_ms,
     }
+}
+
+/// Where the replay's clock counts the trace from. A time window's buckets have their edges
+/// fixed on the process's clock, and a breaker's trace counts from one
+/// ([`bucket_start`](breaker_runtime::trace::bucket_start)): the replay starts at one too, so
+/// that each call falls in the bucket it fell in when recorded. At the first whole millisecond
+/// of the runtime's timers at or after the edge: a timer fires on one, and a call recorded at
+/// `at_ms` was admitted within the millisecond that follows.
+async fn begin(window: Window) -> Instant {
+    let grid = Instant::now();
+    let Window::Time(span) = window else {
+        return grid;
+    };
+    // The edge before `grid + span` is after `grid`: a bucket is shorter than the window.
+    let edge = bucket_start(window, grid + span);
+    let ms = edge
+        .saturating_duration_since(grid)
+        .as_nanos()
+        .div_ceil(1_000_000);
+    let begin = grid + Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX));
+    sleep_until(begin).await;
+    begin
 }
 
 /// The instant `ms` milliseconds after `start` (`ms` is within [`MAX_SPAN_MS`], checked before

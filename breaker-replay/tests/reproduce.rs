@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker_runtime::trace::{Limits, Outcome};
+use breaker_runtime::trace::{Limits, Outcome, bucket_start};
 use breaker_runtime::{Breaker, State};
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -40,20 +40,41 @@ fn traffic() -> Vec<(u64, u64, Kind)> {
         .collect()
 }
 
-const OPTIONS: &str =
-    r#"window = "10", threshold = "50%", timeout_ms = 1005, break_duration = "2s", probes = 2"#;
-
 #[tokio::test(start_paused = true)]
-async fn a_trace_replayed_under_its_own_options_makes_the_same_decisions_at_the_same_times() {
-    let candidate = breaker_replay::parse_options(OPTIONS).unwrap();
+async fn a_trace_replayed_under_its_own_count_window_makes_the_same_decisions_at_the_same_times() {
+    reproduce(
+        r#"window = "10", threshold = "50%", timeout_ms = 1005, break_duration = "2s", probes = 2"#,
+        Duration::ZERO,
+    )
+    .await;
+}
+
+/// A time window judges by buckets whose edges are fixed on the process's clock: each live run
+/// starts somewhere else between two edges, and its trace counts from the edge before it.
+#[tokio::test(start_paused = true)]
+async fn a_trace_replayed_under_its_own_time_window_makes_the_same_decisions_at_the_same_times() {
+    for offset_ms in [0, 37, 160, 1_234] {
+        reproduce(
+            r#"window = "2s", min_calls = 8, threshold = "50%", timeout_ms = 1005, break_duration = "2s", probes = 2"#,
+            Duration::from_millis(offset_ms),
+        )
+        .await;
+    }
+}
+
+async fn reproduce(options: &str, offset: Duration) {
+    let candidate = breaker_replay::parse_options(options).unwrap();
     let breaker = Arc::new(Breaker::new(candidate.config.clone()));
+    tokio::time::advance(offset).await;
     let start = Instant::now();
     breaker.start_trace(Limits::DEFAULT);
+    // The trace's 0: the start, or with a time window the start of the bucket it falls in.
+    let began = bucket_start(candidate.config.window(), start);
     let live: Arc<Mutex<Vec<(u64, State, State)>>> = Arc::default();
     let sink = Arc::clone(&live);
     breaker
         .on_transition(move |t| {
-            let at = t.at.duration_since(start).as_millis() as u64;
+            let at = t.at.duration_since(began).as_millis() as u64;
             sink.lock().unwrap().push((at, t.from, t.to));
         })
         .forever();

@@ -6,12 +6,15 @@ use crate::base::{business_answer, clock};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::observer::{self, CallEvent, CallObserver, Ending};
 use crate::core::trace::recording::Recording;
-use crate::core::trace::{Entry, Limits, Outcome};
+use crate::core::trace::{self, Entry, Limits, Outcome};
 
 impl Breaker {
     /// Starts recording this breaker's calls ([`trace`](crate::trace)): when each was admitted
     /// or turned away, how long it ran and how it ended, at most `limits` of them (the oldest
-    /// dropped first). A trace already running starts again, empty.
+    /// dropped first). A trace already running starts again, empty. With a time window, the
+    /// trace counts from the start of the window's bucket the moment falls in
+    /// ([`trace::bucket_start`](crate::trace::bucket_start)), so that a replay buckets the
+    /// calls as the breaker did: its first call may be dated a little after 0.
     ///
     /// Free until then. Once any breaker of the process has traced, every breaker times its
     /// calls (a clock reading at each end, as with a call observer installed), and a traced
@@ -40,7 +43,7 @@ impl Breaker {
         self.outside()
             .trace
             .get_or_init(|| Box::new(Recording::new()))
-            .start(clock::now(), limits);
+            .start(trace::began(self.config().window(), clock::now()), limits);
     }
 
     /// Stops recording; the trace is kept until the next [`start_trace`](Self::start_trace).

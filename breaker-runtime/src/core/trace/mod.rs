@@ -31,6 +31,12 @@ pub(crate) mod recording;
 use std::fmt;
 use std::str::FromStr;
 
+use breaker_options::Window;
+use tokio::time::Instant;
+
+use crate::base::clock::{self, Nanos};
+use crate::core::window::TimeWindow;
+
 pub use format::{ParseError, parse, to_json_lines};
 
 /// One call of a trace.
@@ -153,6 +159,42 @@ impl FromStr for Outcome {
             .into_iter()
             .find(|outcome| outcome.as_str() == text)
             .ok_or_else(|| UnknownOutcome(text.to_string()))
+    }
+}
+
+/// Where a trace of a breaker judging by `window` counts from when started at `now`: the
+/// start of the time window's bucket (a tenth of the window) that `now` falls in, or `now`
+/// itself for a count window. A breaker's trace begins there
+/// ([`Breaker::start_trace`](crate::Breaker::start_trace)), so its first call may be a little
+/// after 0; a replay that starts its clock at such an instant puts each call in the bucket the
+/// breaker put it in. (The buckets' edges are fixed on the process's clock, not on the breaker's
+/// start.)
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::Window;
+/// use breaker_runtime::trace::bucket_start;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let now = tokio::time::Instant::now();
+/// assert_eq!(bucket_start(Window::Count(20), now), now);
+/// let start = bucket_start(Window::Time(Duration::from_secs(30)), now);
+/// assert!(start <= now && now - start < Duration::from_secs(3));
+/// # }
+/// ```
+pub fn bucket_start(window: Window, now: Instant) -> Instant {
+    match window {
+        Window::Time(_) => clock::to_instant(began(window, clock::to_nanos(now))),
+        Window::Count(_) => now,
+    }
+}
+
+/// [`bucket_start`] on the breaker's clock.
+pub(crate) fn began(window: Window, now: Nanos) -> Nanos {
+    match window {
+        Window::Time(span) => TimeWindow::bucket_start(span, now),
+        Window::Count(_) => now,
     }
 }
 

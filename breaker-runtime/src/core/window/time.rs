@@ -76,19 +76,38 @@ struct Bucket {
     tally: Tally,
 }
 
+/// A tenth of the span, rounded up, so ten buckets always cover at least the whole span.
+fn bucket_nanos(span: Duration) -> u64 {
+    duration_nanos(span).div_ceil(10).max(2)
+}
+
+/// 2^64 / `bucket_nanos`, rounded down.
+fn per_epoch(bucket_nanos: u64) -> u64 {
+    u64::MAX / bucket_nanos
+}
+
 impl TimeWindow {
     pub(crate) fn new(span: Duration) -> TimeWindow {
-        // Rounded up, so ten buckets always cover at least the whole span.
-        let bucket_nanos = duration_nanos(span).div_ceil(10).max(2);
+        let bucket_nanos = bucket_nanos(span);
         TimeWindow {
             bucket_nanos,
-            per_epoch: u64::MAX / bucket_nanos,
+            per_epoch: per_epoch(bucket_nanos),
             ring: Box::new(Ring {
                 dating: AtomicU64::new(u64::MAX),
                 clean_from: AtomicU64::new(0),
                 buckets: std::array::from_fn(|_| AtomicU128::new(FRESH)),
             }),
         }
+    }
+
+    /// When the bucket of a window of `span` that `now` falls in began: where a trace counts
+    /// from, so that a replay starting at a bucket's start puts each call in the bucket this
+    /// window put it in.
+    pub(crate) fn bucket_start(span: Duration, now: Nanos) -> Nanos {
+        let per_epoch = u128::from(per_epoch(bucket_nanos(span)));
+        let epoch = (u128::from(now) * per_epoch) >> 64;
+        // The first instant whose epoch (as `epoch` computes it) is this one: never after `now`.
+        u64::try_from((epoch << 64).div_ceil(per_epoch)).map_or(now, |start| start.min(now))
     }
 
     /// The slice of time `now` falls in. `now * per_epoch / 2^64` never exceeds `now /

@@ -165,3 +165,34 @@ async fn a_running_clock_dates_outcomes_of_long_buckets_coarsely() {
     );
     assert_eq!(short.tally(0).failures, 1);
 }
+
+#[test]
+fn a_bucket_starts_where_its_epoch_begins() {
+    for span_ms in [10, 999, 1_000, 30_000, 60_000, 3_600_000] {
+        let span = Duration::from_millis(span_ms);
+        let window = TimeWindow::new(span);
+        for now in [
+            0,
+            1,
+            5_000_000,
+            123_456_789_012,
+            86_400_000_000_123,
+            9_999_999_999_999_999,
+        ] {
+            let start = TimeWindow::bucket_start(span, now);
+            assert!(start <= now, "{span_ms} ms at {now}: {start}");
+            assert_eq!(
+                window.epoch(start),
+                window.epoch(now),
+                "{span_ms} ms at {now}"
+            );
+            if start > 0 {
+                assert_ne!(
+                    window.epoch(start - 1),
+                    window.epoch(now),
+                    "{span_ms} ms at {now}: the bucket began at {start}, not before"
+                );
+            }
+        }
+    }
+}
