@@ -29,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod explain;
 pub mod grammar;
 mod growth;
 mod limits;
@@ -44,6 +45,7 @@ mod table;
 mod window;
 
 pub use error::ConfigError;
+pub use explain::{Written, explain};
 pub use growth::{BreakGrowth, MAX_BREAK_GROWTH};
 pub use limits::{
     DEFAULT_STALE_ENTRIES, MAX_CONCURRENT, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS,
