@@ -75,9 +75,7 @@ fn at_fault(options: &Options, violation: &ConfigError) -> Option<Span> {
         ConfigError::MaxBreakBelowBreak { .. } => options.max_break_duration.map(|m| m.span),
         ConfigError::GrowthWithoutMaxBreak => options.break_growth.map(|g| g.span),
         ConfigError::SlowThresholdWithoutSlowCall => options.slow_threshold.map(|s| s.span),
-        ConfigError::WithoutRetries { field } if field == "backoff" => {
-            options.backoff.map(|b| b.span)
-        }
+        ConfigError::WithoutRetries { field: "backoff" } => options.backoff.map(|b| b.span),
         ConfigError::WithoutRetries { .. } => options.retry_budget.map(|b| b.span),
         ConfigError::MaxWaitWithoutMaxConcurrent => options.max_wait.map(|w| w.span),
         _ => None,
