@@ -179,7 +179,8 @@ fn number_literal(written: &str) -> Option<Value> {
     }
 }
 
-fn is_path(written: &str) -> bool {
+/// Whether `written` is a path (`a::b`, `::c`), as the attribute would read a bare one.
+pub(crate) fn is_path(written: &str) -> bool {
     let trimmed = written.strip_prefix("::").unwrap_or(written);
     !trimmed.is_empty()
         && trimmed.split("::").all(|segment| {

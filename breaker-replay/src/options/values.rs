@@ -11,7 +11,7 @@ use breaker_options::{
     Rate, Window, grammar, option_list,
 };
 
-use super::tokens::Value;
+use super::tokens::{Value, is_path};
 
 /// The options read so far; `None` for absent ones and for ones refused.
 #[derive(Debug, Default, Clone)]
@@ -218,22 +218,8 @@ fn positive_limit<T: TryFrom<u64>>(
 fn path(value: &Value, key: &str, what: &str) -> Result<(), String> {
     match value {
         Value::Path(_) => Ok(()),
-        Value::Str(text) if is_path_text(text) => Ok(()),
+        Value::Str(text) if is_path(text.trim()) => Ok(()),
         Value::Str(_) => Err(format!("`{key}` takes a path: {what}")),
         _ => Err(format!("`{key}` takes a path, not an expression: {what}")),
     }
-}
-
-fn is_path_text(text: &str) -> bool {
-    let trimmed = text.trim();
-    let trimmed = trimmed.strip_prefix("::").unwrap_or(trimmed);
-    !trimmed.is_empty()
-        && trimmed.split("::").all(|segment| {
-            let segment = segment.trim();
-            segment
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_')
-                && segment.chars().all(|c| c.is_alphanumeric() || c == '_')
-        })
 }
