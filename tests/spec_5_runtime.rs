@@ -32,6 +32,7 @@ macro_rules! declare {
                 line: line!(),
                 column: column!(),
             },
+            fallbacks: breaker_runtime::__private::Fallbacks::new(None, false),
         };
         static $handle: Handle = Handle::new(&$decl);
     };

@@ -448,6 +448,7 @@ impl Stale {
             },
             serve: quote! {
                 if let ::core::option::Option::Some(__breaker_stale) = #cache.stale(&__breaker_key) {
+                    __BREAKER_DECLARATION.fallbacks.served_stale();
                     return __breaker_stale;
                 }
             },
@@ -634,11 +635,17 @@ fn wrap(
     let fallback_value = match annotated {
         Some(ret) => quote_spanned! {fallback_span=>
             {
+                __BREAKER_DECLARATION.fallbacks.ran();
                 let __breaker_fallback: #ret = #call.await;
                 __breaker_fallback
             }
         },
-        None => quote_spanned!(fallback_span=> #call.await),
+        None => quote_spanned! {fallback_span=>
+            {
+                __BREAKER_DECLARATION.fallbacks.ran();
+                #call.await
+            }
+        },
     };
     let note_failed = note(quote!(__breaker_failed));
     let noted = quote! {
@@ -873,6 +880,14 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
     };
     let private = quote!(#krate::__private);
     let linkme = quote!(#private::linkme);
+    let fallback = match &options.fallback {
+        Some(path) => {
+            let text = path_text(path);
+            quote!(::core::option::Option::Some(#text))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let stale = options.stale_for.is_some();
     quote! {
         #[#linkme::distributed_slice(#private::DECLARATIONS)]
         #[linkme(crate = #linkme)]
@@ -881,6 +896,7 @@ fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> TokenStream
             default_name: #default_name,
             config: #config,
             location: #location,
+            fallbacks: #private::Fallbacks::new(#fallback, #stale),
         };
         static __BREAKER_HANDLE: #private::Handle = #private::Handle::new(&__BREAKER_DECLARATION);
     }

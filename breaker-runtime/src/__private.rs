@@ -14,7 +14,7 @@ pub use crate::outcome::error::BreakerError;
 pub use crate::policy::Policy;
 pub use crate::policy::attempts::{Attempted, Attempts, within_deadline};
 pub use crate::registry::declaration::Location;
-pub use crate::registry::declaration::{DECLARATIONS, Declaration};
+pub use crate::registry::declaration::{DECLARATIONS, Declaration, Fallbacks};
 pub use crate::registry::handle::Handle;
 pub use breaker_options::{Backoff, PolicySettings, RetryBudget};
 

@@ -380,6 +380,8 @@ pub use breaker_macros::IsFailure;
 ///                        timeout: Some(Duration::from_millis(2000)), ..Settings::DEFAULT },
 ///         ),
 ///         location: Location { file: file!(), line: line!(), column: column!() },
+///         // How often the fallback (and stale answers) served: see testing::fallback_report.
+///         fallbacks: Fallbacks::new(Some("queue_charge"), false),
 ///     };
 ///     static HANDLE: Handle = Handle::new(&DECLARATION);
 ///
@@ -400,7 +402,10 @@ pub use breaker_macros::IsFailure;
 ///         .await;                                            // permit, timeout, record
 ///     match outcome {
 ///         Ok((value, Verdict::Success | Verdict::Ignore)) => value,
-///         Ok((_, Verdict::Failure)) | Err(_) => queue_charge(order).await,
+///         Ok((_, Verdict::Failure)) | Err(_) => {
+///             DECLARATION.fallbacks.ran();
+///             queue_charge(order).await
+///         }
 ///     }
 /// }
 /// ```

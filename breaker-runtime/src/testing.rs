@@ -33,9 +33,11 @@
 //! processes are short). With the feature off none of this exists, and a guarded call costs
 //! exactly what it costs without it.
 
+use std::fmt;
 use std::future::Future;
 
 use crate::core::breaker::Breaker;
+use crate::registry::declaration::{DECLARATIONS, Location};
 use crate::registry::{registry, scope};
 
 /// Runs `future` with breakers of its own: every `#[circuit_breaker]` function it calls (on
@@ -54,5 +56,133 @@ pub fn breaker(name: &str) -> Option<&'static Breaker> {
 pub fn reset_all() {
     for breaker in registry().breakers() {
         breaker.reset();
+    }
+}
+
+/// One guarded fn that serves something in place of an answer (a `fallback`, or `stale_for`'s
+/// last good answer), and how often it did in this process: a line of [`fallback_report`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FallbackRuns {
+    /// The guarded fn, as `module::path::fn` (`module::Type::method` for a method).
+    pub function: &'static str,
+    /// Where it is declared.
+    pub location: Location,
+    /// Its `fallback`, as written, if it has one.
+    pub fallback: Option<&'static str>,
+    /// Whether it serves stale answers (`stale_for`).
+    pub stale: bool,
+    /// How often its fallback ran.
+    pub fallback_ran: u64,
+    /// How often a stale answer was served.
+    pub stale_served: u64,
+}
+
+impl FallbackRuns {
+    /// Whether anything it serves in place of an answer has: the fallback, or a stale answer.
+    pub fn exercised(&self) -> bool {
+        self.fallback_ran + self.stale_served > 0
+    }
+}
+
+impl fmt::Display for FallbackRuns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` (", self.function)?;
+        match (self.fallback, self.stale) {
+            (Some(fallback), true) => write!(f, "fallback `{fallback}` and stale answers")?,
+            (Some(fallback), false) => write!(f, "fallback `{fallback}`")?,
+            (None, _) => f.write_str("stale answers")?,
+        }
+        write!(
+            f,
+            ", {}): fallback ran {} times, stale served {} times",
+            self.location, self.fallback_ran, self.stale_served
+        )
+    }
+}
+
+/// Every `#[circuit_breaker]` fn of the program that declares a `fallback` or `stale_for`,
+/// with how often each served in this process (calls inside [`isolated`] count too), sorted
+/// by function. Fallbacks are real code that only runs in an outage: this says which ones a
+/// test suite has exercised.
+///
+/// ```
+/// use breaker_runtime::{circuit_breaker, testing, BreakerError};
+///
+/// #[circuit_breaker(name = "report-doc", window = "1", fallback = cached)]
+/// async fn shelf_price(sku: u32) -> Result<u32, BreakerError> {
+///     Err(BreakerError::Timeout { breaker: "prices".into(), limit: std::time::Duration::from_secs(1) })
+/// }
+///
+/// async fn cached(_sku: u32) -> Result<u32, BreakerError> {
+///     Ok(0)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// assert_eq!(shelf_price(7).await, Ok(0));
+/// let runs = testing::fallback_report();
+/// let line = runs.iter().find(|r| r.function.ends_with("::shelf_price")).unwrap();
+/// assert_eq!((line.fallback, line.fallback_ran), (Some("cached"), 1));
+/// # }
+/// ```
+pub fn fallback_report() -> Vec<FallbackRuns> {
+    let mut runs: Vec<FallbackRuns> = DECLARATIONS
+        .iter()
+        .filter(|d| d.fallbacks.fallback.is_some() || d.fallbacks.stale)
+        .map(|d| {
+            let (fallback_ran, stale_served) = d.fallbacks.counts();
+            FallbackRuns {
+                function: d.default_name,
+                location: d.location,
+                fallback: d.fallbacks.fallback,
+                stale: d.fallbacks.stale,
+                fallback_ran,
+                stale_served,
+            }
+        })
+        .collect();
+    runs.sort_by(|a, b| (a.function, a.location).cmp(&(b.function, b.location)));
+    runs
+}
+
+/// Fails, naming each one, if a guarded fn whose path starts with `under` declares a fallback
+/// (or `stale_for`) that has never served in this process. Call it at the end of a test suite
+/// (see the README: a last step of a `harness = false` test, or after the scenarios of one
+/// test); `""` takes every guarded fn of the program, a crate's name (`"shop"`) or a module
+/// path (`"shop::payments"`) only those below it. Panics, as an assertion does.
+///
+/// ```should_panic
+/// use breaker_runtime::{circuit_breaker, testing, BreakerError};
+///
+/// #[circuit_breaker(name = "never-drilled", fallback = cached)]
+/// async fn stock(sku: u32) -> Result<u32, BreakerError> {
+///     Ok(sku)
+/// }
+///
+/// async fn cached(_sku: u32) -> Result<u32, BreakerError> {
+///     Ok(0)
+/// }
+///
+/// // `stock` answered, so its fallback never ran: this panics, naming `...::stock`.
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// assert_eq!(stock(7).await, Ok(7));
+/// testing::assert_every_fallback_ran("");
+/// # }
+/// ```
+#[track_caller]
+pub fn assert_every_fallback_ran(under: &str) {
+    let never: Vec<FallbackRuns> = fallback_report()
+        .into_iter()
+        .filter(|r| r.function.starts_with(under) && !r.exercised())
+        .collect();
+    if !never.is_empty() {
+        let list: Vec<String> = never.iter().map(|r| format!("  {r}")).collect();
+        panic!(
+            "{} guarded fn(s) never served their fallback in this run; an untested fallback is a bug scheduled for the worst day. Exercise each (force its breaker open, `testing::isolated` and `Breaker::force_open`):\n{}",
+            never.len(),
+            list.join("\n")
+        );
     }
 }

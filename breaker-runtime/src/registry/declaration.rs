@@ -1,6 +1,7 @@
 //! What each `#[circuit_breaker]` function declares, gathered by the linker before `main`.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::core::config::Config;
 
@@ -46,6 +47,56 @@ pub struct Declaration {
     pub config: Config,
     /// Where the function is.
     pub location: Location,
+    /// Its fallback and stale answers, and how often they served.
+    pub fallbacks: Fallbacks,
+}
+
+/// What a guarded fn serves in place of an answer, and how often it did in this process: what
+/// [`testing::fallback_report`](crate::testing) reads (feature `test-util`). Counted on the
+/// fallback's path alone, so a call that is answered pays nothing for it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Fallbacks {
+    /// The `fallback` as written, if there is one.
+    pub fallback: Option<&'static str>,
+    /// Whether `stale_for` serves the last good answer.
+    pub stale: bool,
+    ran: AtomicU64,
+    served_stale: AtomicU64,
+}
+
+impl Fallbacks {
+    /// A guarded fn's fallbacks, none served yet.
+    pub const fn new(fallback: Option<&'static str>, stale: bool) -> Fallbacks {
+        Fallbacks {
+            fallback,
+            stale,
+            ran: AtomicU64::new(0),
+            served_stale: AtomicU64::new(0),
+        }
+    }
+
+    /// The fallback is about to run.
+    #[cold]
+    pub fn ran(&self) {
+        // Relaxed: a count read after the calls it counts have ended.
+        self.ran.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A stale answer is about to be served.
+    #[cold]
+    pub fn served_stale(&self) {
+        self.served_stale.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How often the fallback ran, and how often a stale answer was served.
+    #[cfg_attr(not(feature = "test-util"), allow(dead_code))]
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (
+            self.ran.load(Ordering::Relaxed),
+            self.served_stale.load(Ordering::Relaxed),
+        )
+    }
 }
 
 /// Every declaration in the program, gathered by the linker.

@@ -16,6 +16,7 @@ fn declaration(
             line,
             column: 1,
         },
+        fallbacks: crate::registry::declaration::Fallbacks::new(None, false),
     }
 }
 

@@ -446,3 +446,21 @@ mod shadow_trace {
         );
     }
 }
+
+#[cfg(test)]
+mod fallbacks {
+    use super::*;
+
+    /// The demo's last word on its fallbacks: every guarded fn it ships has served one. (The
+    /// outage makes `charge` queue orders; a fallback no scenario reaches fails here, named.)
+    #[test]
+    fn every_guarded_fn_of_the_demo_has_served_its_fallback() {
+        let _ = sim::run(&sick_from_20_to_80_s(20.0, 100), Guard::Breaker);
+        let report = breaker_runtime::testing::fallback_report();
+        assert!(
+            report.iter().any(|r| r.function == "checkout::shop::charge"),
+            "{report:?}"
+        );
+        breaker_runtime::testing::assert_every_fallback_ran("checkout::");
+    }
+}

@@ -1,0 +1,104 @@
+//! The fallback report (feature `test-util`): a suite in which one guarded fn's fallback ran
+//! and another's never did fails naming exactly the second; stale answers count as served.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use breaker_runtime::testing::{self, assert_every_fallback_ran, fallback_report};
+
+mod suite {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use breaker_runtime::{BreakerError, circuit_breaker};
+
+    fn down() -> BreakerError {
+        BreakerError::Timeout {
+            breaker: "payments".into(),
+            limit: std::time::Duration::from_secs(1),
+        }
+    }
+
+    #[circuit_breaker(name = "report-charge", fallback = queue)]
+    pub async fn charge(up: bool) -> Result<u32, BreakerError> {
+        if up { Ok(1) } else { Err(down()) }
+    }
+
+    #[circuit_breaker(name = "report-refund", fallback = later)]
+    pub async fn refund(up: bool) -> Result<u32, BreakerError> {
+        if up { Ok(2) } else { Err(down()) }
+    }
+
+    /// Whether the quotes' dependency is down: a stale answer is for the same arguments.
+    pub static QUOTES_DOWN: AtomicBool = AtomicBool::new(false);
+
+    #[circuit_breaker(name = "report-quote", stale_for = "1m")]
+    pub async fn quote(sku: u32) -> Result<u32, BreakerError> {
+        if QUOTES_DOWN.load(Ordering::Relaxed) {
+            Err(down())
+        } else {
+            Ok(sku)
+        }
+    }
+
+    async fn queue(_up: bool) -> Result<u32, BreakerError> {
+        Ok(10)
+    }
+
+    async fn later(_up: bool) -> Result<u32, BreakerError> {
+        Ok(20)
+    }
+}
+
+fn failure_of(under: &str) -> Option<String> {
+    catch_unwind(AssertUnwindSafe(|| assert_every_fallback_ran(under)))
+        .err()
+        .map(|panic| panic.downcast_ref::<String>().cloned().unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_suite_fails_naming_exactly_the_guarded_fn_whose_fallback_never_ran() {
+    let under = concat!(module_path!(), "::suite::");
+    testing::isolated(async {
+        assert_eq!(suite::charge(false).await, Ok(10), "the fallback served");
+        assert_eq!(suite::refund(true).await, Ok(2), "answered: no fallback");
+        assert_eq!(suite::quote(3).await, Ok(3));
+        suite::QUOTES_DOWN.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(suite::quote(3).await, Ok(3), "the last good answer");
+    })
+    .await;
+
+    let report: Vec<_> = fallback_report()
+        .into_iter()
+        .filter(|r| r.function.starts_with(under))
+        .map(|r| {
+            (
+                r.function.rsplit("::").next().unwrap(),
+                r.fallback,
+                r.fallback_ran,
+                r.stale_served,
+            )
+        })
+        .collect();
+    assert_eq!(
+        report,
+        [
+            ("charge", Some("queue"), 1, 0),
+            ("quote", None, 0, 1),
+            ("refund", Some("later"), 0, 0),
+        ]
+    );
+
+    let message = failure_of(under).expect("refund's fallback never ran");
+    assert!(
+        message.contains("suite::refund` (fallback `later`"),
+        "{message}"
+    );
+    assert!(message.starts_with("1 guarded fn(s)"), "{message}");
+    assert!(!message.contains("suite::charge"), "{message}");
+    assert!(!message.contains("suite::quote"), "{message}");
+
+    testing::isolated(async {
+        assert_eq!(suite::refund(false).await, Ok(20));
+    })
+    .await;
+    assert_eq!(failure_of(under), None, "every fallback has served now");
+}
