@@ -51,6 +51,40 @@ pub fn breaker(name: &str) -> Option<&'static Breaker> {
     scope::find(name)
 }
 
+/// Holds the current scope's breaker named `name` open (made now if no call in the scope made
+/// it yet), so that every call of its guarded fn in this scope goes down its fallback (or
+/// answers with the rejection), without a mock of the dependency. Returns the breaker; `None`
+/// outside [`isolated`] or for a name no guarded fn's breaker has. `reset()` it to let calls
+/// through again.
+///
+/// ```
+/// use breaker_runtime::{circuit_breaker, testing, BreakerError};
+///
+/// #[circuit_breaker(name = "forced-doc", fallback = cached)]
+/// async fn rate(pair: &str) -> Result<f64, BreakerError> {
+///     Ok(1.08) // the live dependency, which a unit test would rather not mock
+/// }
+///
+/// async fn cached(_pair: &str) -> Result<f64, BreakerError> {
+///     Ok(1.0)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// testing::isolated(async {
+///     testing::open("forced-doc").expect("a guarded fn's breaker");
+///     assert_eq!(rate("EURUSD").await, Ok(1.0), "served by the fallback");
+/// })
+/// .await;
+/// assert_eq!(rate("EURUSD").await, Ok(1.08), "outside the scope, untouched");
+/// # }
+/// ```
+pub fn open(name: &str) -> Option<&'static Breaker> {
+    let breaker = scope::find_or_make(name)?;
+    breaker.force_open();
+    Some(breaker)
+}
+
 /// Closes every breaker in the registry with an empty window: a clean slate between tests
 /// that share the process-wide breakers.
 pub fn reset_all() {

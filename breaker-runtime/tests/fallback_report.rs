@@ -96,9 +96,14 @@ async fn a_suite_fails_naming_exactly_the_guarded_fn_whose_fallback_never_ran() 
     assert!(!message.contains("suite::charge"), "{message}");
     assert!(!message.contains("suite::quote"), "{message}");
 
+    // Down its fallback without failing the dependency: the scope's breaker held open.
+    assert!(testing::open("report-refund").is_none(), "outside a scope");
     testing::isolated(async {
-        assert_eq!(suite::refund(false).await, Ok(20));
+        assert!(testing::open("no-such-breaker").is_none());
+        testing::open("report-refund").expect("refund's breaker, made in this scope");
+        assert_eq!(suite::refund(true).await, Ok(20));
     })
     .await;
+    assert_eq!(suite::refund(true).await, Ok(2), "the process-wide breaker is closed");
     assert_eq!(failure_of(under), None, "every fallback has served now");
 }

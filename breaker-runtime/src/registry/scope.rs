@@ -9,7 +9,7 @@ use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 
 use crate::core::breaker::Breaker;
-use crate::registry::declaration::Declaration;
+use crate::registry::declaration::{DECLARATIONS, Declaration};
 use crate::registry::registry;
 
 tokio::task_local! {
@@ -66,4 +66,16 @@ pub(crate) fn scoped(declaration: &'static Declaration) -> Option<&'static Break
             breaker
         })
         .ok()
+}
+
+/// The current scope's breaker named `name`, made now if no call in the scope made it yet;
+/// `None` outside a scope, or for a name no guarded fn's breaker has.
+pub(crate) fn find_or_make(name: &str) -> Option<&'static Breaker> {
+    if let Some(breaker) = find(name) {
+        return Some(breaker);
+    }
+    let declaration = DECLARATIONS
+        .iter()
+        .find(|d| registry().declared(d).name() == name)?;
+    scoped(declaration)
 }

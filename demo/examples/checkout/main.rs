@@ -458,7 +458,9 @@ mod fallbacks {
         let _ = sim::run(&sick_from_20_to_80_s(20.0, 100), Guard::Breaker);
         let report = breaker_runtime::testing::fallback_report();
         assert!(
-            report.iter().any(|r| r.function == "checkout::shop::charge"),
+            report
+                .iter()
+                .any(|r| r.function == "checkout::shop::charge"),
             "{report:?}"
         );
         breaker_runtime::testing::assert_every_fallback_ran("checkout::");
