@@ -172,11 +172,12 @@ async fn a_new_drill_after_a_stopped_one_lasts_its_own_length() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_task_of_a_drill_a_look_ended_leaves_the_next_drill_alone() {
+async fn the_task_of_a_drill_ended_by_a_look_leaves_the_next_drill_alone() {
     let breaker = breaker(Config::builder());
     breaker.drill(Duration::from_secs(10)).unwrap();
     tokio::time::advance(Duration::from_secs(10)).await;
-    assert_eq!(breaker.state(), State::Closed, "ended by the look");
+    assert_eq!(breaker.drill_ends(), None, "ended by the look");
+    assert_eq!(breaker.snapshot().state, State::Closed);
     let ends = breaker.drill(Duration::from_secs(10)).unwrap();
     tokio::time::sleep(SECOND).await;
     assert_eq!(breaker.state(), State::ForcedOpen);

@@ -132,10 +132,10 @@ impl Breaker {
     ///
     /// It ends by itself, by a task spawned on the current tokio runtime (none: an error)
     /// that sleeps until the end, so no call need arrive; [`stop_drill`](Self::stop_drill)
-    /// ends it early. Whatever looks first once the end has passed puts the state back
-    /// without waiting for that task: a call (it is admitted as by the state put back),
-    /// [`state`](Self::state) or [`drill_ends`](Self::drill_ends). (On a paused clock, after
-    /// `tokio::time::advance`, the task runs when the test next yields; a
+    /// ends it early. Once the end has passed, a call or [`drill_ends`](Self::drill_ends)
+    /// puts the state back without waiting for that task (the call is admitted as by the
+    /// state put back), and [`state`](Self::state) reads the state it puts back. (On a paused
+    /// clock, after `tokio::time::advance`, the task runs when the test next yields; a
     /// [`snapshot`](Self::snapshot) taken before then still reads the drill.)
     ///
     /// Refused in shadow mode (the breaker turns nothing away, so nothing would be
@@ -297,6 +297,19 @@ impl Breaker {
         };
         let ends = slot.ends.load(Ordering::Relaxed);
         ends != 0 && clock::now() >= ends && self.end_drill_past_its_end()
+    }
+
+    /// The state a drill past its end puts back, without putting it back: reading the state
+    /// announces no transition, so that it never calls a listener from where it is read.
+    pub(super) fn state_after_drill(&self) -> Option<State> {
+        let ends = self.drill_slot()?.ends.load(Ordering::Relaxed);
+        if ends == 0 || clock::now() < ends {
+            return None;
+        }
+        let cold = self.cold();
+        let (generation, restore) = self.drilling(&cold)?;
+        let ends = self.drill_slot()?.running().as_ref()?.ends;
+        (self.word().is(generation, State::ForcedOpen) && clock::now() >= ends).then_some(restore)
     }
 
     #[cold]

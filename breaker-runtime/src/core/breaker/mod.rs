@@ -248,12 +248,12 @@ impl Breaker {
     }
 
     /// The breaker's state now. An open circuit whose break has passed still reads `Open` until
-    /// the next call arrives and becomes its probe.
+    /// the next call arrives and becomes its probe. A [drill](Self::drill) past its end reads
+    /// as the state it puts back, even before its task has put it back.
     pub fn state(&self) -> State {
         let state = self.word().state();
-        // A drill past its end reads as what it puts back, even before its task has run.
-        if state == State::ForcedOpen && self.end_overdue_drill() {
-            return self.word().state();
+        if state == State::ForcedOpen {
+            return self.state_after_drill().unwrap_or(state);
         }
         state
     }
