@@ -530,3 +530,106 @@ async fn a_trace_starts_and_stops_behind_the_token_and_reads_as_json_lines() {
     .await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_drill_starts_and_stops_behind_the_token_and_answers_with_the_snapshot() {
+    let breaker = built("endpoint-drill");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let authorized = [("Authorization", bearer.as_str())];
+    let path = "/endpoint-drill/drill";
+    let body = r#"{"open_for": "10m"}"#;
+
+    let (status, _) = request(port, "POST", path, &[], body).await;
+    assert_eq!(status, 401);
+    let (status, _) = request(port, "DELETE", path, &[], "").await;
+    assert_eq!(status, 401);
+    assert_eq!(breaker.state(), State::Closed);
+    let (status, _) = request(port, "POST", "/no-such-breaker/drill", &authorized, body).await;
+    assert_eq!(status, 404);
+
+    let (status, body_back) = request(port, "POST", path, &authorized, body).await;
+    assert_eq!(status, 200, "{body_back}");
+    let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
+    assert_eq!(snapshot["name"], "endpoint-drill");
+    assert_eq!(snapshot["state"], "forced_open");
+    let ends = breaker.drill_ends().expect("drilling");
+    let left = ends - tokio::time::Instant::now();
+    assert!(
+        left > Duration::from_secs(590) && left <= Duration::from_secs(600),
+        "{left:?}"
+    );
+    assert!(breaker.try_acquire().unwrap_err().is_rejection());
+
+    let (status, refused) = request(port, "POST", path, &authorized, body).await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(
+        breaker.drill_ends(),
+        Some(ends),
+        "the running drill is kept"
+    );
+
+    let (status, body_back) = request(port, "DELETE", path, &authorized, "").await;
+    assert_eq!(status, 200, "{body_back}");
+    let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
+    assert_eq!(snapshot["state"], "closed");
+    assert_eq!(breaker.drill_ends(), None);
+    let (status, _) = request(port, "DELETE", path, &authorized, "").await;
+    assert_eq!(status, 409, "nothing left to stop");
+    breaker.try_acquire().unwrap().success();
+}
+
+#[tokio::test]
+async fn a_drill_with_a_missing_or_bad_length_is_a_400_and_changes_nothing() {
+    let breaker = built("endpoint-drill-bad");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let authorized = [("Authorization", bearer.as_str())];
+    for bad in [
+        "",
+        "30s",
+        r#"{}"#,
+        r#"{"open_for": "0s"}"#,
+        r#"{"open_for": "30 seconds"}"#,
+        r#"{"open_for": 30}"#,
+        r#"{"open_for": "30s", "then": "close"}"#,
+    ] {
+        let (status, body) =
+            request(port, "POST", "/endpoint-drill-bad/drill", &authorized, bad).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(error["error"].is_string(), "{body}");
+    }
+    let (status, body) = request(
+        port,
+        "POST",
+        "/endpoint-drill-bad/drill",
+        &authorized,
+        &format!(r#"{{"open_for": "{}s"}}"#, "9".repeat(2_000)),
+    )
+    .await;
+    assert_eq!(status, 413, "bounded like the commands: {body}");
+    assert_eq!(breaker.state(), State::Closed);
+    assert_eq!(breaker.drill_ends(), None);
+
+    let (status, _) = request(
+        port,
+        "POST",
+        "/endpoint-drill-bad/drill",
+        &[],
+        r#"{"open_for": "30s"}"#,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let read_only = serve(breaker_runtime::endpoint::router()).await;
+    let (status, _) = request(
+        read_only,
+        "POST",
+        "/endpoint-drill-bad/drill",
+        &authorized,
+        r#"{"open_for": "30s"}"#,
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(breaker.state(), State::Closed);
+}

@@ -14,6 +14,7 @@
 //! | `GET /` | every breaker's snapshot as JSON (`Accept: text/html`: the live page) |
 //! | `GET /events` | server-sent events: the same JSON at once, after every transition and each second |
 //! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with), `trace_start` (record the breaker's calls, a new trace, at most [`trace::Limits::DEFAULT`](crate::trace::Limits::DEFAULT)), `trace_stop`: 200 with the breaker's snapshot; 403 while no token is configured, 401 without the right `Authorization: Bearer`, 404 for an unknown breaker, 400 for an unknown command, 413 for a body (commands take none) |
+//! | `POST /{name}/drill` | a [drill](crate::Breaker::drill): the circuit held open for the body's `{"open_for": "30s"}` (a duration as in the attribute), then put back as it was: 200 with the breaker's snapshot; 400 for a missing or bad body or duration, 409 when the breaker refuses (a drill running, held open by an operator, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/drill` stops it early and puts the state back: 200 with the snapshot, 409 when no drill runs |
 //! | `GET /{name}/trace` | the calls the breaker recorded since `trace_start`, as JSON Lines (`application/x-ndjson`, one `{"at_ms": 0, "duration_ms": 80, "outcome": "success"}` a call: [`trace`](crate::trace)), for `breaker-replay`; empty if it never traced; 404 for an unknown breaker. No token: like the snapshots, it only reads |
 //! | `PUT /{name}/config` | some of the breaker's options, as a JSON map spelled as in the attribute (`{"threshold": "40%", "window": "30s"}`), the others kept: 200 with the snapshot, whose `config` is the one now in force; 403, 401 and 404 as for the commands; 400 for a body that is not a map, an empty map, an unknown option, `name`, an option around the calls (`retries`, ...) or a refused value, as `{"error": "...", "option": "threshold"}` (`option` is `null` when no single option is at fault); 413 past 16 KiB |
 //!
@@ -31,12 +32,14 @@
 //! | `guard.rs` | the token and the breaker's name, checked before any change |
 //! | `commands.rs` | the operator's commands and their log |
 //! | `config.rs` | a live breaker's options changed, and the change logged |
+//! | `drill.rs` | a drill started and stopped |
 //! | `history.rs` | the recent transitions the page shows |
 //! | `trace.rs` | a breaker's recorded calls, for replay |
 //! | `page.html` | the live page: no external asset, updated by server-sent events |
 
 mod commands;
 mod config;
+mod drill;
 mod guard;
 mod history;
 mod trace;
@@ -111,6 +114,7 @@ impl Endpoint {
             .route("/", get(breakers))
             .route("/events", get(events))
             .route("/{name}/{command}", post(commands::command))
+            .route("/{name}/drill", post(drill::start).delete(drill::stop))
             .route("/{name}/trace", get(trace::get))
             .route(
                 "/{name}/config",

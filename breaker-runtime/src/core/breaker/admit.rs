@@ -162,7 +162,12 @@ impl Breaker {
                 State::Disabled => {
                     return Ok(Permit::new(self, Kind::Unrecorded, self.start_clock()));
                 }
-                State::ForcedOpen => return Err(self.rejected_open(None)),
+                State::ForcedOpen => {
+                    // A drill past its end is put back by the first call that sees it.
+                    if !self.end_overdue_drill() {
+                        return Err(self.rejected_open(None));
+                    }
+                }
                 State::Open => {
                     // A deadline far ahead was already answered by the coarse clock
                     // (`admit_otherwise`); here the precise clock decides, so the probe comes

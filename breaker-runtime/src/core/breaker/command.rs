@@ -58,7 +58,7 @@ impl Breaker {
     /// assert!(!breaker.half_open(), "a closed circuit stays closed");
     /// ```
     pub fn half_open(&self) -> bool {
-        let event = {
+        let (event, drill) = {
             let mut cold = self.cold();
             loop {
                 let seen = self.word();
@@ -67,10 +67,13 @@ impl Breaker {
                 }
                 let change = Change::local(Tally::EMPTY, clock::now());
                 if let Some(event) = self.transition(&mut cold, seen, State::HalfOpen, change) {
-                    break event;
+                    break (event, self.overtake_drill(&mut cold));
                 }
             }
         };
+        if let Some(drill) = drill {
+            drill.log(self, "half_open");
+        }
         self.emit(event);
         true
     }
@@ -154,13 +157,16 @@ impl Breaker {
     }
 
     fn command(&self, to: State) {
-        let event = {
+        let (event, drill) = {
             let mut cold = self.cold();
+            // The operator's command wins over a drill, even one that changes no state (held
+            // open by the drill, then by the operator): the drill's end must not undo it.
+            let drill = self.overtake_drill(&mut cold);
             // Tried again if the first call after the break moved the circuit meanwhile.
             loop {
                 let seen = self.word();
                 if seen.state() == to && to != State::Closed {
-                    return;
+                    break (None, drill);
                 }
                 if let Some(event) = self.transition(
                     &mut cold,
@@ -168,11 +174,16 @@ impl Breaker {
                     to,
                     Change::local(Tally::EMPTY, clock::now()),
                 ) {
-                    break event;
+                    break (Some(event), drill);
                 }
             }
         };
-        if event.from != event.to {
+        if let Some(drill) = drill {
+            drill.log(self, to.as_str());
+        }
+        if let Some(event) = event
+            && event.from != event.to
+        {
             self.emit(event);
         }
     }

@@ -14,6 +14,7 @@
 //! | `record.rs` | an outcome into the window or the probe run |
 //! | `transition.rs` | every change of state, and its announcement |
 //! | `command.rs` | force open, disable, reset, half-open, mode, subscribe |
+//! | `drill.rs` | the circuit held open on purpose for a while, then put back as it was |
 //! | `reconfigure.rs`, `reconfigured.rs` | new options for a live breaker, keeping its state and window; what a change says |
 //! | `remote.rs` | orders from outside (a fleet), dropped when stale |
 //! | `wait.rs` | waiting for admission, on tokio's clock |
@@ -43,6 +44,7 @@ use crate::core::window::Window;
 mod admit;
 mod command;
 pub(crate) mod counts;
+mod drill;
 mod durations;
 pub(crate) mod kind;
 pub(crate) mod observer;
@@ -57,6 +59,7 @@ pub(crate) mod transition;
 mod wait;
 
 use counts::Counters;
+pub use drill::DrillError;
 use durations::Durations;
 use reconfigure::Replaced;
 pub use reconfigured::Reconfigured;
@@ -125,6 +128,8 @@ struct Outside {
     replaced: OnceLock<Box<Replaced>>,
     /// The calls recorded since [`Breaker::start_trace`], allocated by the first.
     trace: OnceLock<Box<Recording>>,
+    /// The running drill, allocated by the first.
+    drill: OnceLock<Box<drill::Slot>>,
 }
 
 /// What only the rare paths touch.
@@ -243,9 +248,14 @@ impl Breaker {
     }
 
     /// The breaker's state now. An open circuit whose break has passed still reads `Open` until
-    /// the next call arrives and becomes its probe.
+    /// the next call arrives and becomes its probe. A [drill](Self::drill) past its end reads
+    /// as the state it puts back, even before its task has put it back.
     pub fn state(&self) -> State {
-        self.word().state()
+        let state = self.word().state();
+        if state == State::ForcedOpen {
+            return self.state_after_drill().unwrap_or(state);
+        }
+        state
     }
 
     #[inline]
@@ -275,7 +285,8 @@ impl Breaker {
                 .trace
                 .get()
                 .map_or(0, |t| size_of::<Recording>() + t.heap_bytes());
-            size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced + trace
+            let drill = o.drill.get().map_or(0, |_| size_of::<drill::Slot>());
+            size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced + trace + drill
         })
     }
 
@@ -347,9 +358,10 @@ mod footprint {
         // is timed (8 bytes more than before the ring: the struct above has no room for it),
         // and what reconfigurations make once one is made (16 more: the struct above keeps its
         // size, and a breaker never reconfigured finds its window and probes where it did), and
-        // the trace once one is started (16 more, for the same reason).
+        // the trace once one is started (16 more, for the same reason), and the drill once one
+        // is started (16 more, likewise).
         assert!(
-            outside - shards <= 104,
+            outside - shards <= 120,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );

@@ -47,7 +47,9 @@ impl Breaker {
     /// like any other, with [`Origin::Ordered`] (a fleet relays only its own), and an opening
     /// reads [`OpenReason::Ordered`](crate::OpenReason::Ordered) in the snapshot.
     ///
-    /// An operator's forced state wins over any order. Nothing here touches the call path: a
+    /// An operator's forced state wins over any order; an order wins over a
+    /// [drill](Self::drill) (unless the drill interrupted a disabled circuit), which ends
+    /// without putting anything back. Nothing here touches the call path: a
     /// closed call costs what it did.
     ///
     /// ```
@@ -71,7 +73,7 @@ impl Breaker {
         // One more than the generation, so that 0 stands for none applied yet.
         let stamp = generation.saturating_add(1);
         let last_order = &self.outside().last_order;
-        let announcement = {
+        let (announcement, drill) = {
             let mut cold = self.cold();
             // Relaxed: read and written under the lock, which orders them.
             if stamp <= last_order.load(Ordering::Relaxed) {
@@ -80,7 +82,7 @@ impl Breaker {
             // Tried again if the first call after the break moved the circuit meanwhile.
             loop {
                 let seen = self.word();
-                if matches!(seen.state(), State::ForcedOpen | State::Disabled) {
+                if self.held_against_orders(&cold, seen) {
                     return Heeded::Held;
                 }
                 let change = Change {
@@ -91,10 +93,13 @@ impl Breaker {
                 };
                 if let Some(announcement) = self.transition(&mut cold, seen, to, change) {
                     last_order.store(stamp, Ordering::Relaxed);
-                    break announcement;
+                    break (announcement, self.overtake_drill(&mut cold));
                 }
             }
         };
+        if let Some(drill) = drill {
+            drill.log(self, "order");
+        }
         // The same state again (a new deadline, a fresh half-open period, an emptied window)
         // is no transition to announce, but waiters must look at the new deadline.
         if announcement.from == announcement.to {

@@ -1,0 +1,106 @@
+//! `POST {name}/drill` and `DELETE {name}/drill`: a drill started and stopped by its operator,
+//! behind the same token as the commands; the breaker logs both.
+
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::guard::{operated, refuse};
+use super::{Endpoint, json};
+use crate::core::breaker::Breaker;
+
+const EXAMPLE: &str = r#"{"open_for": "30s"}"#;
+
+pub(super) async fn start(
+    State(endpoint): State<Endpoint>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let breaker = match operated(&endpoint, &headers, &name, "drill") {
+        Ok(breaker) => breaker,
+        Err(refused) => return refused.into_response(),
+    };
+    let open_for = match open_for(&body) {
+        Ok(open_for) => open_for,
+        Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
+    };
+    // Refused only for the breaker's state (a drill running, an operator's hold, shadow
+    // mode): the request was well formed, the breaker is not ready for it.
+    if let Err(error) = breaker.drill(open_for) {
+        return refuse(StatusCode::CONFLICT, &error.to_string());
+    }
+    snapshot(&breaker)
+}
+
+pub(super) async fn stop(
+    State(endpoint): State<Endpoint>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let breaker = match operated(&endpoint, &headers, &name, "drill_stop") {
+        Ok(breaker) => breaker,
+        Err(refused) => return refused.into_response(),
+    };
+    if !body.is_empty() {
+        return refuse(StatusCode::BAD_REQUEST, "stopping a drill takes no body");
+    }
+    if breaker.stop_drill().is_none() {
+        return refuse(StatusCode::CONFLICT, "no drill is running");
+    }
+    snapshot(&breaker)
+}
+
+/// The drill's length from a body such as [`EXAMPLE`], in the attribute's grammar.
+fn open_for(body: &[u8]) -> Result<Duration, String> {
+    let spelled = match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) if map.len() == 1 => map.get("open_for").cloned(),
+        _ => None,
+    };
+    match spelled {
+        Some(Value::String(text)) => breaker_options::grammar::nonzero_duration(&text)
+            .map_err(|error| format!("open_for: {error}")),
+        _ => Err(format!(
+            "the body must be a JSON map with one duration, such as {EXAMPLE}"
+        )),
+    }
+}
+
+fn snapshot(breaker: &Breaker) -> Response {
+    json(
+        StatusCode::OK,
+        serde_json::to_string(&breaker.snapshot()).unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn the_length_is_spelled_as_in_the_attribute() {
+        assert_eq!(
+            super::open_for(br#"{"open_for": "90s"}"#),
+            Ok(Duration::from_secs(90))
+        );
+        for bad in [
+            &br#"{"open_for": "0s"}"#[..],
+            br#"{"open_for": "30"}"#,
+            br#"{"open_for": 30}"#,
+            br#"{"open_for": "30s", "extra": 1}"#,
+            br#"{"for": "30s"}"#,
+            br#"["30s"]"#,
+            b"",
+        ] {
+            assert!(
+                super::open_for(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}
