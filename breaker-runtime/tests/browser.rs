@@ -182,6 +182,37 @@ fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
         "search-index does not"
     );
 
+    // A drill shows with its end and a way to stop it, from the page's next refresh.
+    let ends = runtime
+        .block_on(async { payments.drill(Duration::from_secs(600)) })
+        .expect("payments-api is closed: it can be drilled");
+    assert!(ends > tokio::time::Instant::now());
+    let drill_line = |page: &mut Page| {
+        page.evaluate(
+            r##"(() => {
+                const row = [...document.querySelectorAll("#breakers tr")].find((r) => r.dataset.breaker === "payments-api");
+                const drill = row && row.querySelector(".drill");
+                return drill ? drill.textContent + "|" + drill.querySelectorAll("button.stop-drill").length : null;
+            })()"##,
+        )
+        .as_str()
+        .map(str::to_string)
+    };
+    let since = Instant::now();
+    let shown = loop {
+        if let Some(line) = drill_line(&mut page) {
+            break line;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(5),
+            "the page shows no drill for payments-api"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(shown.starts_with("drill, ends in"), "{shown}");
+    assert!(shown.ends_with("stop|1"), "one stop button: {shown}");
+    assert!(payments.stop_drill().is_some());
+
     runtime.block_on(async {
         for _ in 0..5 {
             call(

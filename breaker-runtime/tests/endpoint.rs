@@ -553,6 +553,10 @@ async fn a_drill_starts_and_stops_behind_the_token_and_answers_with_the_snapshot
     let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
     assert_eq!(snapshot["name"], "endpoint-drill");
     assert_eq!(snapshot["state"], "forced_open");
+    let ends_in = snapshot["drill_ends_in_ms"]
+        .as_u64()
+        .expect("a drill's end");
+    assert!((590_000..=600_000).contains(&ends_in), "{ends_in}");
     let ends = breaker.drill_ends().expect("drilling");
     let left = ends - tokio::time::Instant::now();
     assert!(
@@ -573,6 +577,7 @@ async fn a_drill_starts_and_stops_behind_the_token_and_answers_with_the_snapshot
     assert_eq!(status, 200, "{body_back}");
     let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
     assert_eq!(snapshot["state"], "closed");
+    assert_eq!(snapshot["drill_ends_in_ms"], serde_json::Value::Null);
     assert_eq!(breaker.drill_ends(), None);
     let (status, _) = request(port, "DELETE", path, &authorized, "").await;
     assert_eq!(status, 409, "nothing left to stop");

@@ -104,6 +104,10 @@ async fn a_suite_fails_naming_exactly_the_guarded_fn_whose_fallback_never_ran() 
         assert_eq!(suite::refund(true).await, Ok(20));
     })
     .await;
-    assert_eq!(suite::refund(true).await, Ok(2), "the process-wide breaker is closed");
+    assert_eq!(
+        suite::refund(true).await,
+        Ok(2),
+        "the process-wide breaker is closed"
+    );
     assert_eq!(failure_of(under), None, "every fallback has served now");
 }

@@ -3,7 +3,8 @@
 //!
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
 //! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago`,
-//! `config_changed_ms_ago` (`null` while the breaker keeps the config it was built with) and
+//! `config_changed_ms_ago` (`null` while the breaker keeps the config it was built with),
+//! `drill_ends_in_ms` (`null` with no drill running) and
 //! `last_opened.ms_ago`. Durations are in milliseconds.
 //!
 //! ```
@@ -125,7 +126,7 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 19)?;
+        let mut s = serializer.serialize_struct("Snapshot", 20)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("mode", self.mode.as_str())?;
@@ -165,6 +166,12 @@ impl Serialize for Snapshot {
                 .map(|at| millis(now.saturating_duration_since(at))),
         )?;
         s.serialize_field("tracing", &self.tracing)?;
+        s.serialize_field(
+            "drill_ends_in_ms",
+            &self
+                .drill_ends
+                .map(|at| millis(at.saturating_duration_since(now))),
+        )?;
         s.serialize_field("config", &self.config)?;
         s.end()
     }

@@ -288,6 +288,13 @@ impl Breaker {
         Some(clock::to_instant(ends))
     }
 
+    /// When the running drill ends, read without the lock and without ending one that is past
+    /// its end: for the snapshot, which observers read from where no transition may run.
+    pub(super) fn drill_end_reading(&self) -> Option<Instant> {
+        let ends = self.drill_slot()?.ends.load(Ordering::Relaxed);
+        (ends != 0).then(|| clock::to_instant(ends))
+    }
+
     /// Ends a drill whose end has passed, if its task has not yet: whether it did. Outside a
     /// drill, a load; during one, a clock reading too; the lock only once it is over.
     #[inline]

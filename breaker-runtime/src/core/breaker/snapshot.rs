@@ -85,6 +85,9 @@ pub struct Snapshot {
     pub config_changed: Option<Instant>,
     /// Whether the breaker records its calls ([`Breaker::start_trace`]).
     pub tracing: bool,
+    /// When the running [drill](Breaker::drill) ends, if one is running (the circuit then
+    /// reads `ForcedOpen`).
+    pub drill_ends: Option<Instant>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -109,6 +112,7 @@ impl fmt::Debug for Snapshot {
             max_duration,
             config_changed,
             tracing,
+            drill_ends,
         } = self;
         // One moment for both instants, so that they read consistently with each other.
         let now = clock::now_instant();
@@ -132,6 +136,7 @@ impl fmt::Debug for Snapshot {
             .field("max_duration", max_duration)
             .field("config_changed", &age(config_changed))
             .field("tracing", tracing)
+            .field("drill_ends", &age(drill_ends))
             .finish()
     }
 }
@@ -208,6 +213,7 @@ impl Breaker {
             max_duration: durations.map(|d| d.max),
             config_changed,
             tracing: self.is_tracing(),
+            drill_ends: self.drill_end_reading(),
         }
     }
 
