@@ -209,7 +209,8 @@ pub struct Limits {
 
 impl Limits {
     /// 100 000 calls and 8 MiB: minutes of a busy dependency's traffic, or hours of a quiet
-    /// one, in about 2 MiB of memory (16 bytes a call).
+    /// one, in at most about 3 MiB of memory (24 bytes a call, in a ring that grows by
+    /// doubling).
     pub const DEFAULT: Limits = Limits {
         max_entries: 100_000,
         max_bytes: 8 * 1024 * 1024,

@@ -117,6 +117,11 @@ mod tests {
     }
 
     #[test]
+    fn a_call_takes_24_bytes_as_the_limits_say() {
+        assert_eq!(size_of::<Entry>(), 24);
+    }
+
+    #[test]
     fn the_oldest_calls_go_first_past_either_bound() {
         let recording = Recording::new();
         recording.start(5 * MILLI, limits(3, usize::MAX));
