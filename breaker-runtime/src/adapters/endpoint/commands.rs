@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::guard::{operated, refuse};
-use super::{Endpoint, json};
+use super::{Endpoint, with_snapshot};
 use crate::core::breaker::Requester;
 use crate::core::config::Mode;
 use crate::core::trace::Limits;
@@ -61,8 +61,5 @@ pub(super) async fn command(
         mode = snapshot.mode.as_str(),
         "operator command applied"
     );
-    json(
-        StatusCode::OK,
-        serde_json::to_string(&snapshot).unwrap_or_default(),
-    )
+    with_snapshot(&snapshot)
 }

@@ -8,7 +8,7 @@ use breaker_options::{Patch, canonical};
 use serde_json::{Map, Value};
 
 use super::guard::{operated, refuse};
-use super::{Endpoint, json};
+use super::{Endpoint, json, with_snapshot};
 use crate::core::breaker::Requester;
 
 /// The largest body a change of options takes. A map of every option a breaker has fits in
@@ -56,10 +56,7 @@ pub(super) async fn put(
         }
         .into_response();
     }
-    json(
-        StatusCode::OK,
-        serde_json::to_string(&breaker.snapshot()).unwrap_or_default(),
-    )
+    with_snapshot(&breaker.snapshot())
 }
 
 /// The patch `options` spell, or a 400 naming the option at fault.

@@ -9,8 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::guard::{operated, refuse};
-use super::{Endpoint, json};
-use crate::core::breaker::Breaker;
+use super::{Endpoint, with_snapshot};
 
 const EXAMPLE: &str = r#"{"open_for": "30s"}"#;
 
@@ -33,7 +32,7 @@ pub(super) async fn start(
     if let Err(error) = breaker.drill(open_for) {
         return refuse(StatusCode::CONFLICT, &error.to_string());
     }
-    snapshot(&breaker)
+    with_snapshot(&breaker.snapshot())
 }
 
 pub(super) async fn stop(
@@ -52,7 +51,7 @@ pub(super) async fn stop(
     if breaker.stop_drill().is_none() {
         return refuse(StatusCode::CONFLICT, "no drill is running");
     }
-    snapshot(&breaker)
+    with_snapshot(&breaker.snapshot())
 }
 
 /// The drill's length from a body such as [`EXAMPLE`], in the attribute's grammar.
@@ -68,13 +67,6 @@ fn open_for(body: &[u8]) -> Result<Duration, String> {
             "the body must be a JSON map with one duration, such as {EXAMPLE}"
         )),
     }
-}
-
-fn snapshot(breaker: &Breaker) -> Response {
-    json(
-        StatusCode::OK,
-        serde_json::to_string(&breaker.snapshot()).unwrap_or_default(),
-    )
 }
 
 #[cfg(test)]

@@ -147,6 +147,14 @@ async fn breakers(headers: HeaderMap) -> Response {
     json(StatusCode::OK, state_json())
 }
 
+/// 200 with a breaker's snapshot: what every request that changes a breaker answers.
+fn with_snapshot(snapshot: &crate::Snapshot) -> Response {
+    json(
+        StatusCode::OK,
+        serde_json::to_string(snapshot).unwrap_or_default(),
+    )
+}
+
 fn json(status: StatusCode, body: String) -> Response {
     Response::builder()
         .status(status)
