@@ -205,6 +205,7 @@ pub use core::config::{
     MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Settings, Window,
 };
 pub use core::events::{Origin, Subscription, Transition};
+pub use core::injection::{Fault, InjectError, Injecting, Injection, MAX_INJECTION};
 pub use core::opening::{OpenReason, Opening};
 pub use core::state::State;
 pub use core::trace;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use breaker_runtime::{
-    Breaker, BreakerError, CallEvent, CallObserver, Config, Policy, State, add_call_observer,
-    registry,
+    Breaker, BreakerError, CallEvent, CallObserver, Config, Injection, Policy, State,
+    add_call_observer, registry,
 };
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -108,6 +108,7 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
 
     drive_policies().await;
     let timed = drive_timed().await;
+    drive_injected().await;
 
     // The exporter's listener starts in the background; give it a moment.
     let mut body = String::new();
@@ -161,6 +162,40 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
         "the service's own observer"
     );
     assert_eq!(OWN_FINISHED.load(Ordering::Relaxed), 5);
+
+    let i = r#"breaker="injected""#;
+    assert_eq!(
+        value(
+            &body,
+            &format!(r#"circuit_breaker_calls_total{{{i},outcome="failure",injected="true"}}"#)
+        ),
+        Some(2.0),
+        "injected calls are marked:\n{body}"
+    );
+    assert_eq!(
+        value(
+            &body,
+            &format!(r#"circuit_breaker_calls_total{{{i},outcome="success"}}"#)
+        ),
+        Some(1.0),
+        "and the others are not:\n{body}"
+    );
+    assert_eq!(
+        value(
+            &body,
+            &format!(r#"circuit_breaker_calls_total{{{i},outcome="failure"}}"#)
+        ),
+        None,
+        "{body}"
+    );
+    assert_eq!(
+        value(
+            &body,
+            &format!(r#"circuit_breaker_injected_total{{{i},fault="failure"}}"#)
+        ),
+        Some(2.0),
+        "{body}"
+    );
 
     let t = r#"breaker="timed""#;
     assert_eq!(
@@ -223,6 +258,27 @@ async fn series_are_served_over_http_after_the_breaker_opens_and_closes() {
             "{series}:\n{body}"
         );
     }
+}
+
+/// A breaker with a failure injected into two calls, and one call without.
+async fn drive_injected() {
+    let breaker = Arc::new(Breaker::new(
+        Config::builder().name("injected").build().unwrap(),
+    ));
+    registry().register(Arc::clone(&breaker)).unwrap();
+    breaker
+        .inject(Injection::new().fail(100.0), Duration::from_secs(60))
+        .unwrap();
+    for _ in 0..2 {
+        let answer = breaker.call(async { Ok::<_, std::io::Error>(()) }).await;
+        assert!(answer.unwrap_err().is_injected());
+    }
+    breaker.stop_injection().unwrap();
+    breaker
+        .call(async { Ok::<_, std::io::Error>(()) })
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 /// A breaker whose two timed calls (20 and 40 ms, on the running clock) trip it, which then

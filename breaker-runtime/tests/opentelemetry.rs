@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use breaker_runtime::opentelemetry::{install, state_value};
-use breaker_runtime::{Breaker, BreakerError, Config, Mode, Policy, State, registry};
+use breaker_runtime::{Breaker, BreakerError, Config, Injection, Mode, Policy, State, registry};
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, Metric, MetricData, ResourceMetrics};
@@ -167,6 +167,25 @@ async fn instruments_report_states_transitions_calls_and_durations() {
             .unwrap();
     }
 
+    // Two calls with a failure injected and one without: only the two carry `injected`.
+    let injected = registered(Config::builder().name("otel-injected").build().unwrap());
+    injected
+        .inject(
+            Injection::new().fail(100.0),
+            std::time::Duration::from_secs(60),
+        )
+        .unwrap();
+    for _ in 0..2 {
+        let answer = injected.call(async { Ok::<_, io::Error>(()) }).await;
+        assert!(answer.unwrap_err().is_injected());
+    }
+    injected.stop_injection().unwrap();
+    injected
+        .call(async { Ok::<_, io::Error>(()) })
+        .await
+        .unwrap()
+        .unwrap();
+
     let probing = registered(
         Config::builder()
             .name("otel-probing")
@@ -253,6 +272,36 @@ async fn instruments_report_states_transitions_calls_and_durations() {
     assert_eq!(calls("otel-tripped", "failure"), Some(2));
     assert_eq!(calls("otel-tripped", "rejected"), Some(4));
     assert_eq!(calls("otel-steady", "success"), Some(2));
+    assert_eq!(
+        counted(
+            &exported,
+            "circuit_breaker.calls",
+            &[
+                ("breaker", "otel-injected"),
+                ("outcome", "failure"),
+                ("injected", "true")
+            ],
+        ),
+        Some(2)
+    );
+    assert_eq!(
+        calls("otel-injected", "failure"),
+        None,
+        "no injected call goes unmarked"
+    );
+    assert_eq!(
+        calls("otel-injected", "success"),
+        Some(1),
+        "nor is a plain one marked"
+    );
+    assert_eq!(
+        counted(
+            &exported,
+            "circuit_breaker.injected",
+            &[("breaker", "otel-injected"), ("fault", "failure")],
+        ),
+        Some(2)
+    );
     assert_eq!(calls("otel-steady", "rejected"), None);
     assert_eq!(calls("otel-forced", "rejected"), Some(1));
     assert_eq!(calls("otel-shadow", "failure"), Some(1));

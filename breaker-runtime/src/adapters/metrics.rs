@@ -6,7 +6,8 @@
 //! |---|---|---|
 //! | `circuit_breaker_state` | gauge: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled | `breaker` |
 //! | `circuit_breaker_transitions_total` | counter | `breaker`, `from`, `to` |
-//! | `circuit_breaker_calls_total` | counter | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled |
+//! | `circuit_breaker_calls_total` | counter | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled; and `injected="true"` on a call a fault was injected into ([`Breaker::inject`](crate::Breaker::inject)), which other calls do not carry |
+//! | `circuit_breaker_injected_total` | counter: calls a fault was injected into | `breaker`, `fault`: failure, delay, delay_then_failure |
 //! | `circuit_breaker_call_duration_seconds` | histogram | `breaker` |
 //! | `circuit_breaker_shadow_rejected_total` | counter: calls a breaker in shadow mode would have rejected, and let run | `breaker` |
 //! | `circuit_breaker_retries_total` | counter: a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
@@ -22,6 +23,7 @@
 //! A panicking call counts as a `failure`. Transitions and states are those of the breakers in
 //! the [registry](crate::registry()): every declared breaker, and those registered by hand.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::base::clock;
@@ -137,6 +139,12 @@ fn outcome(ending: Ending) -> &'static str {
 
 struct Recorder;
 
+thread_local! {
+    /// The call whose `Finished` comes next on this thread had a fault injected: the two
+    /// events come one after the other ([`CallEvent::Injected`]).
+    static INJECTED: Cell<bool> = const { Cell::new(false) };
+}
+
 impl CallObserver for Recorder {
     fn on_call(&self, breaker: &Breaker, event: CallEvent) {
         refresh_snapshots();
@@ -151,7 +159,17 @@ impl CallObserver for Recorder {
                     metrics::histogram!("circuit_breaker_call_duration_seconds", "breaker" => name.clone())
                         .record(elapsed.as_secs_f64());
                 }
-                metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => outcome(ending))
+                if INJECTED.replace(false) {
+                    metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => outcome(ending), "injected" => "true")
+                        .increment(1);
+                } else {
+                    metrics::counter!("circuit_breaker_calls_total", "breaker" => name, "outcome" => outcome(ending))
+                        .increment(1);
+                }
+            }
+            CallEvent::Injected { fault } => {
+                INJECTED.set(true);
+                metrics::counter!("circuit_breaker_injected_total", "breaker" => name, "fault" => fault.as_str())
                     .increment(1);
             }
             CallEvent::ShadowRejected => {

@@ -7,7 +7,8 @@
 //! |---|---|---|
 //! | `circuit_breaker.state` | observable gauge (i64), read at each collection: 0 closed, 1 open, 2 half-open, 3 forced open, 4 disabled | `breaker` |
 //! | `circuit_breaker.transitions` | counter (u64) | `breaker`, `from`, `to` |
-//! | `circuit_breaker.calls` | counter (u64) | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled |
+//! | `circuit_breaker.calls` | counter (u64) | `breaker`, `outcome`: success, failure, slow, timeout, ignored, rejected, cancelled; and `injected` = `true` on a call a fault was injected into ([`Breaker::inject`](crate::Breaker::inject)), which other calls do not carry |
+//! | `circuit_breaker.injected` | counter (u64): calls a fault was injected into | `breaker`, `fault`: failure, delay, delay_then_failure |
 //! | `circuit_breaker.call.duration` | histogram (f64), unit `s` | `breaker` |
 //! | `circuit_breaker.shadow_rejected` | counter (u64): calls a breaker in shadow mode would have rejected, and let run | `breaker` |
 //! | `circuit_breaker.retries` | counter (u64): a [`Policy`](crate::Policy)'s retry decisions | `breaker`, `outcome`: retried, budget_exhausted |
@@ -25,6 +26,7 @@
 //!
 //! [`Meter`]: ::opentelemetry::metrics::Meter
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ::opentelemetry::metrics::{Counter, Histogram, Meter};
@@ -170,6 +172,7 @@ struct Recorder {
     bulkhead_rejected: Counter<u64>,
     deadline_exceeded: Counter<u64>,
     reconfigurations: Counter<u64>,
+    injected: Counter<u64>,
 }
 
 impl Recorder {
@@ -209,8 +212,18 @@ impl Recorder {
                 .u64_counter("circuit_breaker.reconfigurations")
                 .with_description("Changes of a live breaker's options")
                 .build(),
+            injected: meter
+                .u64_counter("circuit_breaker.injected")
+                .with_description("Calls a fault was injected into, on purpose")
+                .build(),
         }
     }
+}
+
+thread_local! {
+    /// The call whose `Finished` comes next on this thread had a fault injected: the two
+    /// events come one after the other ([`CallEvent::Injected`]).
+    static INJECTED: Cell<bool> = const { Cell::new(false) };
 }
 
 impl CallObserver for Recorder {
@@ -227,8 +240,18 @@ impl CallObserver for Recorder {
                     self.duration
                         .record(elapsed.as_secs_f64(), std::slice::from_ref(&name));
                 }
-                self.calls
-                    .add(1, &[name, KeyValue::new("outcome", outcome(ending))]);
+                let outcome = KeyValue::new("outcome", outcome(ending));
+                if INJECTED.replace(false) {
+                    self.calls
+                        .add(1, &[name, outcome, KeyValue::new("injected", true)]);
+                } else {
+                    self.calls.add(1, &[name, outcome]);
+                }
+            }
+            CallEvent::Injected { fault } => {
+                INJECTED.set(true);
+                self.injected
+                    .add(1, &[name, KeyValue::new("fault", fault.as_str())]);
             }
             CallEvent::ShadowRejected => self.shadow_rejected.add(1, &[name]),
             CallEvent::Retry { .. } => {

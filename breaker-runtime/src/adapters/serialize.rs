@@ -4,8 +4,13 @@
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
 //! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago`,
 //! `config_changed_ms_ago` (`null` while the breaker keeps the config it was built with),
-//! `drill_ends_in_ms` (`null` with no drill running) and
+//! `drill_ends_in_ms` (`null` with no drill running), `injection.ends_in_ms` and
 //! `last_opened.ms_ago`. Durations are in milliseconds.
+//!
+//! A running [fault injection](crate::Breaker::inject) reads `"injection": {"fail_percent":
+//! 10.0, "delay_ms": 2000, "delay_percent": 5.0, "ends_in_ms": 290000, "drawn": 120,
+//! "injected": 17}` (`delay_ms` and `delay_percent` are `null` without delays); `null` while
+//! none runs.
 //!
 //! ```
 //! use breaker_runtime::{Breaker, Config};
@@ -25,6 +30,7 @@ use tokio::time::Instant;
 
 use crate::core::breaker::snapshot::Snapshot;
 use crate::core::config::Config;
+use crate::core::injection::Injecting;
 use crate::core::opening::Opening;
 use crate::core::state::State;
 use crate::policy::Policy;
@@ -126,7 +132,7 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 20)?;
+        let mut s = serializer.serialize_struct("Snapshot", 21)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("mode", self.mode.as_str())?;
@@ -172,7 +178,32 @@ impl Serialize for Snapshot {
                 .drill_ends
                 .map(|at| millis(at.saturating_duration_since(now))),
         )?;
+        s.serialize_field(
+            "injection",
+            &self.injection.as_ref().map(|i| InjectingAt(i, now)),
+        )?;
         s.serialize_field("config", &self.config)?;
+        s.end()
+    }
+}
+
+/// A running injection, its end written relative to `now` like the snapshot's times.
+struct InjectingAt<'a>(&'a Injecting, Instant);
+
+impl Serialize for InjectingAt<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let InjectingAt(running, now) = self;
+        let delay = running.injection.delay_of();
+        let mut s = serializer.serialize_struct("Injecting", 6)?;
+        s.serialize_field("fail_percent", &running.injection.fail_percent())?;
+        s.serialize_field("delay_ms", &delay.map(|(d, _)| fractional_millis(d)))?;
+        s.serialize_field("delay_percent", &delay.map(|(_, share)| share))?;
+        s.serialize_field(
+            "ends_in_ms",
+            &millis(running.ends.saturating_duration_since(*now)),
+        )?;
+        s.serialize_field("drawn", &running.drawn)?;
+        s.serialize_field("injected", &running.injected)?;
         s.end()
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod breaker;
 pub(crate) mod call;
 pub(crate) mod config;
 pub(crate) mod events;
+pub(crate) mod injection;
 pub(crate) mod live_config;
 pub(crate) mod opening;
 pub(crate) mod probes;

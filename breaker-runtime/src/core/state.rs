@@ -87,6 +87,7 @@ impl fmt::Display for State {
 /// | 12 | shadow mode: what would be rejected runs instead |
 /// | 13 | a reconfiguration replaced the window or the probe slots: they are found beside it |
 /// | 14 | the breaker was reconfigured: its options are read against their writers' sequence |
+/// | 15 | faults are injected into its calls: the closed admission takes the long way |
 /// | 16-23 | failed probes in a row since the circuit last closed (saturating): the break grows with them |
 /// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,11 +101,12 @@ const REGISTERED: u64 = 1 << 11;
 const SHADOW: u64 = 1 << 12;
 const REPLACED: u64 = 1 << 13;
 const RECONFIGURED: u64 = 1 << 14;
+const INJECTING: u64 = 1 << 15;
 const FAILED_SHIFT: u32 = 16;
 const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
 /// What every later word keeps (failed probes only until the circuit closes).
 const KEPT: u64 =
-    COUNTED | LISTENED | REGISTERED | SHADOW | REPLACED | RECONFIGURED | FAILED_PROBES;
+    COUNTED | LISTENED | REGISTERED | SHADOW | REPLACED | RECONFIGURED | INJECTING | FAILED_PROBES;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -143,6 +145,23 @@ impl Word {
     /// The bit that marks a breaker reconfigured at least once, set under the lock before the
     /// first new option is written.
     pub(crate) const RECONFIGURED_BIT: u64 = RECONFIGURED;
+
+    /// The bit that marks a breaker whose calls get faults injected, set and cleared under the
+    /// lock.
+    pub(crate) const INJECTING_BIT: u64 = INJECTING;
+
+    /// Whether faults are injected into the breaker's calls.
+    #[inline]
+    pub(crate) const fn injecting(self) -> bool {
+        self.0 & INJECTING != 0
+    }
+
+    /// Closed, with nothing injected: the one test the closed admission makes, as cheap as
+    /// asking for the state alone (the closed state's code is 0).
+    #[inline]
+    pub(crate) const fn plainly_closed(self) -> bool {
+        self.0 & (STATE_BITS | INJECTING) == State::Closed.code()
+    }
 
     /// Whether the breaker was ever reconfigured.
     #[inline]

@@ -88,6 +88,13 @@ pub enum BreakerError {
         /// the closed path's included.
         limit_ms: u64,
     },
+    /// A fault injected on purpose ([`Breaker::inject`](crate::Breaker::inject)) failed the
+    /// call instead of running it; it is recorded as a failure, like the outage it stands for.
+    #[error("call through circuit breaker `{breaker}` failed by fault injection")]
+    Injected {
+        /// The breaker the fault was injected into.
+        breaker: Name,
+    },
 }
 
 fn full_detail(retry_after_ms: u32) -> String {
@@ -126,6 +133,11 @@ pub(crate) static EXPLAIN_OPENING: OnceLock<fn(&Name, ProbeTime) -> Option<Strin
 /// A duration as a person reads it: `1 s`, not `999.992135ms`; `250 ms`, `1.5 s`, `2 min 5 s`,
 /// `1 h 30 min`. Rounded to the millisecond, then to the unit shown.
 struct Humane(Duration);
+
+/// A duration as a person reads it ([`Humane`]).
+pub(crate) fn humane(duration: Duration) -> impl fmt::Display {
+    Humane(duration)
+}
 
 impl fmt::Display for Humane {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -179,6 +191,12 @@ impl BreakerError {
         matches!(self, BreakerError::DeadlineExceeded { .. })
     }
 
+    /// Whether a fault injected on purpose failed the call
+    /// ([`Breaker::inject`](crate::Breaker::inject)).
+    pub fn is_injected(&self) -> bool {
+        matches!(self, BreakerError::Injected { .. })
+    }
+
     /// The name of the breaker that answered.
     pub fn breaker(&self) -> &str {
         match self {
@@ -186,7 +204,8 @@ impl BreakerError {
             | BreakerError::HalfOpenFull { breaker, .. }
             | BreakerError::Timeout { breaker, .. }
             | BreakerError::BulkheadFull { breaker, .. }
-            | BreakerError::DeadlineExceeded { breaker, .. } => breaker,
+            | BreakerError::DeadlineExceeded { breaker, .. }
+            | BreakerError::Injected { breaker } => breaker,
         }
     }
 
@@ -292,10 +311,11 @@ impl From<BreakerError> for std::io::Error {
     }
 }
 
-/// A timeout is a failure; a rejection by a nested breaker is ignored, since nothing was called.
+/// A timeout is a failure, and so is an injected failure, which stands for one; a rejection by
+/// a nested breaker is ignored, since nothing was called.
 impl IsFailure for BreakerError {
     fn is_failure(&self) -> bool {
-        self.is_timeout()
+        self.is_timeout() || self.is_injected()
     }
 
     fn is_ignored(&self) -> bool {

@@ -64,13 +64,13 @@ impl Breaker {
         Ok(OwnedPermit::from_parts(breaker, kind, started))
     }
 
-    /// Admission through the closed circuit, or `None` in any other state: one load of the
-    /// state word. Kept apart from the `Result` of [`try_acquire`](Self::try_acquire) so the
+    /// Admission through the closed circuit, or `None` in any other state (and while faults
+    /// are injected, whose draw is on the long way): one load of the state word. Kept apart from the `Result` of [`try_acquire`](Self::try_acquire) so the
     /// permit stays in registers on the hot path instead of going through a large enum.
     #[inline]
     pub(crate) fn admit_closed(&self) -> Option<Permit<'_>> {
         let word = self.word();
-        if word.state() != State::Closed {
+        if !word.plainly_closed() {
             return None;
         }
         let kind = Kind::closed(word);

@@ -1,5 +1,6 @@
 //! What a permit was admitted as: the one fact admission hands to recording.
 
+use crate::core::injection::Fault;
 use crate::core::probes::ProbeId;
 use crate::core::state::Word;
 
@@ -19,6 +20,20 @@ pub(crate) enum Kind {
     Probe { generation: u32, id: ProbeId },
     /// A call that records nothing: the breaker is disabled.
     Unrecorded,
+    /// A closed call (counted or not) or a probe, with a fault injected
+    /// ([`Breaker::inject`]): recorded as the kind it was admitted as, and announced as
+    /// injected. One variant whose fields fill the room the probe's leaves, so the permit
+    /// keeps its size.
+    ///
+    /// [`Breaker::inject`]: crate::Breaker::inject
+    Injected {
+        generation: u32,
+        /// The probe's slot; unused for a closed call.
+        id: ProbeId,
+        fault: Fault,
+        counted: bool,
+        probe: bool,
+    },
     /// The outcome was given.
     Done,
 }
@@ -32,6 +47,56 @@ impl Kind {
             Kind::Counted { generation }
         } else {
             Kind::Closed { generation }
+        }
+    }
+
+    /// Whether a fault may be injected into the call: it is recorded, and has none yet.
+    pub(crate) fn injectable(&self) -> bool {
+        matches!(
+            self,
+            Kind::Closed { .. } | Kind::Counted { .. } | Kind::Probe { .. }
+        )
+    }
+
+    /// The same admission, carrying `fault`; unchanged if it cannot carry one.
+    pub(crate) fn injected(self, fault: Fault) -> Kind {
+        match self {
+            Kind::Closed { generation } | Kind::Counted { generation } => Kind::Injected {
+                generation,
+                id: ProbeId::NONE,
+                fault,
+                counted: matches!(self, Kind::Counted { .. }),
+                probe: false,
+            },
+            Kind::Probe { generation, id } => Kind::Injected {
+                generation,
+                id,
+                fault,
+                counted: false,
+                probe: true,
+            },
+            other => other,
+        }
+    }
+
+    /// The admission it carries a fault for, and the fault; itself and `None` otherwise.
+    pub(crate) fn uninjected(self) -> (Kind, Option<Fault>) {
+        match self {
+            Kind::Injected {
+                generation,
+                id,
+                fault,
+                counted,
+                probe,
+            } => {
+                let kind = match (probe, counted) {
+                    (true, _) => Kind::Probe { generation, id },
+                    (false, true) => Kind::Counted { generation },
+                    (false, false) => Kind::Closed { generation },
+                };
+                (kind, Some(fault))
+            }
+            other => (other, None),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! | `transition.rs` | every change of state, and its announcement |
 //! | `command.rs` | force open, disable, reset, half-open, mode, subscribe |
 //! | `drill.rs` | the circuit held open on purpose for a while, then put back as it was |
+//! | `inject.rs` | faults injected into a share of the calls for a while, and the draw |
 //! | `reconfigure.rs`, `reconfigured.rs` | new options for a live breaker, keeping its state and window; what a change says |
 //! | `remote.rs` | orders from outside (a fleet), dropped when stale |
 //! | `wait.rs` | waiting for admission, on tokio's clock |
@@ -46,6 +47,7 @@ mod command;
 pub(crate) mod counts;
 mod drill;
 mod durations;
+mod inject;
 pub(crate) mod kind;
 pub(crate) mod observer;
 pub(crate) mod permit;
@@ -130,6 +132,8 @@ struct Outside {
     trace: OnceLock<Box<Recording>>,
     /// The running drill, allocated by the first.
     drill: OnceLock<Box<drill::Slot>>,
+    /// The running injection, allocated by the first.
+    injection: OnceLock<Box<inject::Slot>>,
 }
 
 /// What only the rare paths touch.
@@ -265,6 +269,12 @@ impl Breaker {
         Word(self.state.load(Ordering::Acquire))
     }
 
+    /// Whether faults are injected into its calls ([`inject`](Self::inject)).
+    #[inline]
+    pub(crate) fn injecting(&self) -> bool {
+        self.word().injecting()
+    }
+
     #[inline]
     pub(crate) fn generation(&self) -> u32 {
         self.word().generation()
@@ -286,7 +296,14 @@ impl Breaker {
                 .get()
                 .map_or(0, |t| size_of::<Recording>() + t.heap_bytes());
             let drill = o.drill.get().map_or(0, |_| size_of::<drill::Slot>());
-            size_of::<Outside>() + o.counters.heap_bytes() + durations + replaced + trace + drill
+            let injection = o.injection.get().map_or(0, |_| size_of::<inject::Slot>());
+            size_of::<Outside>()
+                + o.counters.heap_bytes()
+                + durations
+                + replaced
+                + trace
+                + drill
+                + injection
         })
     }
 
@@ -358,10 +375,10 @@ mod footprint {
         // is timed (8 bytes more than before the ring: the struct above has no room for it),
         // and what reconfigurations make once one is made (16 more: the struct above keeps its
         // size, and a breaker never reconfigured finds its window and probes where it did), and
-        // the trace once one is started (16 more, for the same reason), and the drill once one
-        // is started (16 more, likewise).
+        // the trace once one is started (16 more, for the same reason), the drill once one
+        // is started (16 more, likewise), and the injection once one is started (16 more).
         assert!(
-            outside - shards <= 120,
+            outside - shards <= 136,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );

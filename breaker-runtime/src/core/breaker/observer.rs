@@ -45,6 +45,14 @@ pub enum CallEvent {
     /// A [`Policy`](crate::Policy)'s deadline passed before the call's attempts ended: the
     /// attempt in flight was cancelled (and ends as `Cancelled`).
     DeadlineExceeded,
+    /// A fault was injected into the call ([`Breaker::inject`](crate::Breaker::inject)) whose
+    /// `Finished` follows at once, on the same thread, with no other event of this observer's
+    /// between them: an observer that keeps the mark until the next `Finished` labels that
+    /// call (as the metrics do, `injected="true"`).
+    Injected {
+        /// What was injected.
+        fault: crate::core::injection::Fault,
+    },
     /// Not a call: the breaker was given new options
     /// ([`Breaker::reconfigure`](crate::Breaker::reconfigure)). The values before and after are
     /// in [`Breaker::last_reconfigured`](crate::Breaker::last_reconfigured).

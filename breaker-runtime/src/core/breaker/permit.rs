@@ -73,6 +73,15 @@ impl<B: Deref<Target = Breaker>> Held<B> {
         self.breaker.finish(kind, self.started, ending);
     }
 
+    /// Marks the call as carrying `fault`, and starts its clock if the breaker reads none for
+    /// its calls: an injected delay counts against the timeout from the call's start.
+    fn inject(&mut self, fault: crate::core::injection::Fault) {
+        self.kind = self.kind.injected(fault);
+        if self.started.is_none() {
+            self.started = Some(clock::now());
+        }
+    }
+
     /// Hands the admission over to another holder, leaving nothing to end here.
     #[inline(always)]
     fn take(&mut self) -> (Kind, Option<Nanos>) {
@@ -94,12 +103,22 @@ impl<B: Deref<Target = Breaker>> Drop for Held<B> {
 pub(crate) trait Admitted: Sized {
     fn breaker(&self) -> &Breaker;
     fn started(&self) -> Option<Nanos>;
+    /// What the call was admitted as.
+    fn kind(&self) -> &Kind;
+    /// Marks the call as carrying an injected `fault`.
+    fn inject(&mut self, fault: crate::core::injection::Fault);
     fn conclude(self, ending: Ending);
     /// Concludes a failure, and tells the breaker what it said ([`Breaker::note_failure`]).
     fn conclude_noting(self, ending: Ending, failure: &dyn std::fmt::Display);
 }
 
 impl Admitted for Permit<'_> {
+    fn kind(&self) -> &Kind {
+        &self.held.kind
+    }
+    fn inject(&mut self, fault: crate::core::injection::Fault) {
+        self.held.inject(fault);
+    }
     #[inline(always)]
     fn breaker(&self) -> &Breaker {
         self.held.breaker
@@ -119,6 +138,12 @@ impl Admitted for Permit<'_> {
 }
 
 impl Admitted for OwnedPermit {
+    fn kind(&self) -> &Kind {
+        &self.held.kind
+    }
+    fn inject(&mut self, fault: crate::core::injection::Fault) {
+        self.held.inject(fault);
+    }
     #[inline(always)]
     fn breaker(&self) -> &Breaker {
         &self.held.breaker
@@ -154,7 +179,10 @@ macro_rules! outcome_methods {
     () => {
         /// Whether the call is a half-open probe: its outcome decides whether the circuit closes.
         pub fn is_probe(&self) -> bool {
-            matches!(self.held.kind, Kind::Probe { .. })
+            matches!(
+                self.held.kind,
+                Kind::Probe { .. } | Kind::Injected { probe: true, .. }
+            )
         }
 
         /// Records how the call ended.

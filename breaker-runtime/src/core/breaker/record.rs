@@ -8,6 +8,7 @@ use crate::core::breaker::durations::Durations;
 use crate::core::breaker::kind::Kind;
 use crate::core::breaker::observer::{self, CallEvent, Ending};
 use crate::core::breaker::transition::Change;
+use crate::core::injection::Fault;
 use crate::core::probes::ProbeId;
 use crate::core::state::State;
 use crate::core::window::{Moved, Outcome, Tally};
@@ -40,6 +41,7 @@ impl Breaker {
 
     #[inline(never)]
     fn finish_and_record(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
+        let (kind, injected) = kind.uninjected();
         // One reading of the clock serves the slow-call rule, the observers and the durations.
         let timed = started.map(|started| {
             let ended = clock::now();
@@ -53,7 +55,7 @@ impl Breaker {
             Ending::Ignored | Ending::Cancelled => None,
         };
         if observer::installed() {
-            self.observe_finish(ending, outcome, took);
+            self.observe_finish(injected, ending, outcome, took);
         }
         match kind {
             Kind::Closed { generation } | Kind::Counted { generation } => {
@@ -68,13 +70,23 @@ impl Breaker {
                 }
             }
             Kind::Probe { generation, id } => self.finish_probe(generation, id, outcome),
-            Kind::Unrecorded | Kind::Done => {}
+            // (An injected call was taken apart above, into the kind it was admitted as.)
+            Kind::Unrecorded | Kind::Done | Kind::Injected { .. } => {}
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn observe_finish(&self, ending: Ending, outcome: Option<Outcome>, took: Option<Nanos>) {
+    fn observe_finish(
+        &self,
+        injected: Option<Fault>,
+        ending: Ending,
+        outcome: Option<Outcome>,
+        took: Option<Nanos>,
+    ) {
+        if let Some(fault) = injected {
+            observer::notify(self, CallEvent::Injected { fault });
+        }
         let ending = if outcome == Some(Outcome::Slow) {
             Ending::Slow
         } else {

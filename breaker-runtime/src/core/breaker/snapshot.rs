@@ -12,6 +12,7 @@ use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::durations::Summary;
 use crate::core::config::{Config, Mode, Window as WindowConfig};
+use crate::core::injection::Injecting;
 use crate::core::opening::{Opened, Opening};
 use crate::core::state::State;
 use crate::core::window::Tally;
@@ -88,6 +89,9 @@ pub struct Snapshot {
     /// When the running [drill](Breaker::drill) ends, if one is running (the circuit then
     /// reads `ForcedOpen`).
     pub drill_ends: Option<Instant>,
+    /// The running [fault injection](Breaker::inject), if one runs: what it injects, when it
+    /// ends, and how many calls it drew and injected into so far.
+    pub injection: Option<Injecting>,
 }
 
 impl fmt::Debug for Snapshot {
@@ -113,6 +117,7 @@ impl fmt::Debug for Snapshot {
             config_changed,
             tracing,
             drill_ends,
+            injection,
         } = self;
         // One moment for both instants, so that they read consistently with each other.
         let now = clock::now_instant();
@@ -137,6 +142,7 @@ impl fmt::Debug for Snapshot {
             .field("config_changed", &age(config_changed))
             .field("tracing", tracing)
             .field("drill_ends", &age(drill_ends))
+            .field("injection", injection)
             .finish()
     }
 }
@@ -214,6 +220,7 @@ impl Breaker {
             config_changed,
             tracing: self.is_tracing(),
             drill_ends: self.drill_end_reading(),
+            injection: self.injection(),
         }
     }
 

@@ -21,6 +21,8 @@ use crate::core::breaker::permit::{Admitted, OwnedPermit, Permit};
 use crate::outcome::classify::{ByIsFailure, Classify, IsFailure, Verdict};
 use crate::outcome::error::BreakerError;
 
+mod injected;
+
 impl Breaker {
     /// Runs `body` through the breaker: rejected at once while the circuit is open, cancelled
     /// and counted as a failure if it outlives the timeout, and otherwise recorded as its value's
@@ -170,16 +172,22 @@ pin_project! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     Admitting,
+    /// Admitted beforehand while faults are injected: the first poll draws it.
+    Drawing,
     Running,
+    /// An injected delay: the timer is the delay's end (or the timeout's, if that is sooner).
+    Delaying,
     Done,
 }
 
-impl<P, F, C> Run<P, F, C> {
+impl<P: Admitted, F, C> Run<P, F, C> {
     fn new(permit: Option<P>, body: F, classify: C) -> Self {
-        let stage = if permit.is_some() {
-            Stage::Running
-        } else {
-            Stage::Admitting
+        let stage = match &permit {
+            // One load of the word the admission just read, so a permit taken beforehand is
+            // drawn for a fault like a call admitted on its first poll.
+            Some(permit) if permit.breaker().injecting() => Stage::Drawing,
+            Some(_) => Stage::Running,
+            None => Stage::Admitting,
         };
         Run {
             stage,
@@ -240,7 +248,11 @@ where
             match this.breaker.admit_closed() {
                 Some(permit) => permit,
                 None => match this.breaker.admit_otherwise() {
-                    Ok(permit) => permit,
+                    Ok(permit) if !this.breaker.injecting() => permit,
+                    Ok(permit) => match run.as_mut().draw(permit, cx) {
+                        Ok(permit) => permit,
+                        Err(injected) => return injected,
+                    },
                     Err(rejection) => {
                         let mut run = run.project();
                         *run.stage = Stage::Done;
@@ -252,7 +264,10 @@ where
         } else {
             match run.as_mut().parked() {
                 Some(permit) => permit,
-                None => polled_after_completion(),
+                None => match run.as_mut().resume(cx) {
+                    Ok(permit) => permit,
+                    Err(injected) => return injected,
+                },
             }
         };
         run.drive(permit, cx)
@@ -269,10 +284,14 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut run = self.project().run;
-        match run.as_mut().parked() {
-            Some(permit) => run.drive(permit, cx),
-            None => polled_after_completion(),
-        }
+        let permit = match run.as_mut().parked() {
+            Some(permit) => permit,
+            None => match run.as_mut().resume(cx) {
+                Ok(permit) => permit,
+                Err(injected) => return injected,
+            },
+        };
+        run.drive(permit, cx)
     }
 }
 
@@ -291,14 +310,15 @@ where
     F: Future,
     C: Classify<F::Output>,
 {
-    /// The permit of a call admitted earlier, waiting in the future; `None` once it ended
-    /// (an owned call is admitted before it is built, so it is never `Admitting`).
+    /// The permit of a call admitted earlier, waiting in the future; `None` once it ended,
+    /// or while an injection has it ([`resume`](Self::resume)). (An owned call is admitted
+    /// before it is built, so it is never `Admitting`.)
     #[inline(always)]
     fn parked(self: Pin<&mut Self>) -> Option<P> {
         let this = self.project();
         match this.stage {
             Stage::Running => this.permit.take(),
-            Stage::Admitting | Stage::Done => None,
+            Stage::Admitting | Stage::Drawing | Stage::Delaying | Stage::Done => None,
         }
     }
 

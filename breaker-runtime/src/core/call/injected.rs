@@ -1,0 +1,129 @@
+//! The call path's long way while faults are injected ([`Breaker::inject`]): the draw, the
+//! wait of a delay, and the failure that stands for an outage. Out of line, so the calls that
+//! take the short way carry none of it.
+//!
+//! [`Breaker::inject`]: crate::Breaker::inject
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::time::sleep_until;
+
+use super::{Run, RunProj, Stage, conclude_timed_out, polled_after_completion};
+use crate::base::clock::{self, duration_nanos};
+use crate::core::breaker::observer::Ending;
+use crate::core::breaker::permit::Admitted;
+use crate::outcome::classify::Classify;
+use crate::outcome::error::BreakerError;
+
+/// What the long way answers: the permit back, to run the call as usual, or the poll that
+/// ends (or parks) the call instead.
+type Resumed<P, T> = Result<P, Poll<Result<T, BreakerError>>>;
+
+impl<P, F, C> Run<P, F, C>
+where
+    P: Admitted,
+    F: Future,
+    C: Classify<F::Output>,
+{
+    /// Draws a fault for a call just admitted while an injection runs.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn draw(
+        mut self: Pin<&mut Self>,
+        mut permit: P,
+        cx: &mut Context<'_>,
+    ) -> Resumed<P, F::Output> {
+        let Some((fault, delay)) = permit.breaker().draw_fault(permit.kind()) else {
+            return Ok(permit);
+        };
+        permit.inject(fault);
+        let this = self.as_mut().project();
+        if !fault.delays() {
+            return Err(Poll::Ready(Err(fail(this, permit))));
+        }
+        // The delay counts from the call's start, as the timeout does: the sooner of the two
+        // ends the wait.
+        let start = permit.started().unwrap_or_else(clock::now);
+        let mut until = start.saturating_add(duration_nanos(delay));
+        if let Some(limit) = permit.breaker().timeout() {
+            until = until.min(start.saturating_add(duration_nanos(limit)));
+        }
+        let mut this = this;
+        this.deadline
+            .set(Some(sleep_until(clock::to_instant(until))));
+        *this.stage = Stage::Delaying;
+        *this.permit = Some(permit);
+        self.resume(cx)
+    }
+
+    /// Goes on with a call the injection holds: draws a permit taken beforehand, or waits out
+    /// a delay and then fails the call, times it out, or lets it run.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn resume(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Resumed<P, F::Output> {
+        let mut this = self.as_mut().project();
+        match *this.stage {
+            Stage::Drawing => {
+                let Some(permit) = this.permit.take() else {
+                    polled_after_completion()
+                };
+                *this.stage = Stage::Running;
+                return self.draw(permit, cx);
+            }
+            Stage::Delaying => {}
+            Stage::Admitting | Stage::Running | Stage::Done => polled_after_completion(),
+        }
+        let Some(timer) = this.deadline.as_mut().as_pin_mut() else {
+            polled_after_completion()
+        };
+        if timer.poll(cx).is_pending() {
+            return Err(Poll::Pending);
+        }
+        let Some(permit) = this.permit.take() else {
+            polled_after_completion()
+        };
+        let now = clock::now();
+        let start = permit.started().unwrap_or(now);
+        let timeout = permit.breaker().timeout();
+        if let Some(limit) = timeout {
+            if now >= start.saturating_add(duration_nanos(limit)) {
+                *this.stage = Stage::Done;
+                this.body.set(None);
+                return Err(Poll::Ready(Err(conclude_timed_out(permit, limit))));
+            }
+        }
+        if permit
+            .kind()
+            .uninjected()
+            .1
+            .is_some_and(|fault| fault.fails())
+        {
+            return Err(Poll::Ready(Err(fail(this, permit))));
+        }
+        // The call runs now, under its timeout from its start.
+        match (timeout, this.deadline.as_mut().as_pin_mut()) {
+            (Some(limit), Some(timer)) => {
+                timer.reset(clock::to_instant(
+                    start.saturating_add(duration_nanos(limit)),
+                ));
+            }
+            _ => this.deadline.set(None),
+        }
+        Ok(permit)
+    }
+}
+
+/// Fails the call with the injected failure: recorded as a failure, noted as what the circuit
+/// opened on, and the body dropped unrun.
+fn fail<P: Admitted, F, C>(this: RunProj<'_, P, F, C>, permit: P) -> BreakerError {
+    *this.stage = Stage::Done;
+    let mut body = this.body;
+    body.set(None);
+    let error = BreakerError::Injected {
+        breaker: permit.breaker().name().clone(),
+    };
+    permit.conclude_noting(Ending::Failure, &error);
+    error
+}
