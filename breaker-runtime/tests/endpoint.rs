@@ -638,3 +638,126 @@ async fn a_drill_with_a_missing_or_bad_length_is_a_400_and_changes_nothing() {
     assert_eq!(status, 403);
     assert_eq!(breaker.state(), State::Closed);
 }
+
+#[tokio::test]
+async fn an_injection_starts_and_stops_behind_the_token_and_the_snapshot_reads_it() {
+    let breaker = built("endpoint-inject");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let authorized = [("Authorization", bearer.as_str())];
+    let path = "/endpoint-inject/inject";
+    let body = r#"{"fail": "100%", "delay": "2s", "delay_share": "5%", "for": "5m", "seed": 7}"#;
+
+    let (status, _) = request(port, "POST", path, &[], body).await;
+    assert_eq!(status, 401);
+    let (status, _) = request(port, "DELETE", path, &[], "").await;
+    assert_eq!(status, 401);
+    assert_eq!(breaker.injection(), None);
+    let (status, _) = request(port, "POST", "/no-such-breaker/inject", &authorized, body).await;
+    assert_eq!(status, 404);
+    let read_only = serve(breaker_runtime::endpoint::router()).await;
+    let (status, _) = request(read_only, "POST", path, &authorized, body).await;
+    assert_eq!(status, 403);
+    assert_eq!(breaker.injection(), None);
+
+    let (status, body_back) = request(port, "POST", path, &authorized, body).await;
+    assert_eq!(status, 200, "{body_back}");
+    let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
+    assert_eq!(snapshot["name"], "endpoint-inject");
+    let injection = &snapshot["injection"];
+    assert_eq!(injection["fail_percent"], 100.0, "{injection}");
+    assert_eq!(injection["delay_ms"], 2000.0, "{injection}");
+    assert_eq!(injection["delay_percent"], 5.0, "{injection}");
+    assert_eq!(
+        (injection["drawn"].as_u64(), injection["injected"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let ends_in = injection["ends_in_ms"]
+        .as_u64()
+        .expect("an injection's end");
+    assert!((290_000..=300_000).contains(&ends_in), "{ends_in}");
+    let running = breaker.injection().expect("injecting");
+    assert_eq!(running.injection.seed_given(), Some(7));
+
+    // Every call now fails by injection (a twentieth waits 2 s first; seed 7 spares the first).
+    let answer = breaker.call(async { Ok::<_, std::io::Error>(()) }).await;
+    assert!(answer.unwrap_err().is_injected());
+    assert_eq!(
+        listed(port, "endpoint-inject").await["injection"]["injected"],
+        1
+    );
+
+    let (status, refused) = request(port, "POST", path, &authorized, body).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(refused.contains("running already"), "{refused}");
+    assert_eq!(
+        breaker.injection().unwrap().ends,
+        running.ends,
+        "the running one is kept"
+    );
+
+    let (status, body_back) = request(port, "DELETE", path, &authorized, "").await;
+    assert_eq!(status, 200, "{body_back}");
+    let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
+    assert_eq!(snapshot["injection"], serde_json::Value::Null);
+    assert_eq!(breaker.injection(), None);
+    let (status, _) = request(port, "DELETE", path, &authorized, "").await;
+    assert_eq!(status, 409, "nothing left to stop");
+    breaker
+        .call(async { Ok::<_, std::io::Error>(()) })
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn bad_injection_terms_are_a_400_that_says_which_and_change_nothing() {
+    let breaker = built("endpoint-inject-bad");
+    let port = serve(Endpoint::new().token(TOKEN).router()).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let authorized = [("Authorization", bearer.as_str())];
+    let path = "/endpoint-inject-bad/inject";
+    for (bad, says) in [
+        ("", "a JSON map"),
+        (r#"{"fail": "10%"}"#, "`for` is required"),
+        (r#"{"fail": "10", "for": "1m"}"#, "fail:"),
+        (r#"{"fail": "150%", "for": "1m"}"#, "fail:"),
+        (r#"{"delay": "soon", "for": "1m"}"#, "delay:"),
+        (r#"{"fail": "10%", "for": "25h"}"#, "at most 24 h"),
+        (r#"{"for": "1m"}"#, "nothing to inject"),
+        (
+            r#"{"fail": "10%", "for": "1m", "share": "5%"}"#,
+            "unknown field `share`",
+        ),
+    ] {
+        let (status, body) = request(port, "POST", path, &authorized, bad).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        let error: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let error = error["error"].as_str().unwrap();
+        assert!(error.contains(says), "{bad}: {error}");
+    }
+    let (status, body) = request(
+        port,
+        "POST",
+        path,
+        &authorized,
+        &format!(r#"{{"fail": "10%", "for": "{}s"}}"#, "9".repeat(2_000)),
+    )
+    .await;
+    assert_eq!(status, 413, "bounded like the commands: {body}");
+    assert_eq!(breaker.injection(), None);
+
+    breaker.set_mode(Mode::Shadow);
+    let (status, body) = request(
+        port,
+        "POST",
+        path,
+        &authorized,
+        r#"{"fail": "10%", "for": "1m"}"#,
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("shadow mode"), "{body}");
+    assert_eq!(breaker.injection(), None);
+    breaker.set_mode(Mode::Enforce);
+}

@@ -15,6 +15,7 @@
 //! | `GET /events` | server-sent events: the same JSON at once, after every transition and each second |
 //! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with), `trace_start` (record the breaker's calls, a new trace, at most [`trace::Limits::DEFAULT`](crate::trace::Limits::DEFAULT)), `trace_stop`: 200 with the breaker's snapshot; 403 while no token is configured, 401 without the right `Authorization: Bearer`, 404 for an unknown breaker, 400 for an unknown command, 413 for a body (commands take none) |
 //! | `POST /{name}/drill` | a [drill](crate::Breaker::drill): the circuit held open for the body's `{"open_for": "30s"}` (a duration as in the attribute), then put back as it was: 200 with the breaker's snapshot; 400 for a missing or bad body or duration, 409 when the breaker refuses (a drill running, held open by an operator, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/drill` stops it early and puts the state back: 200 with the snapshot, 409 when no drill runs |
+//! | `POST /{name}/inject` | [fault injection](crate::Breaker::inject): the body's `{"fail": "10%", "delay": "2s", "delay_share": "5%", "for": "5m", "seed": 7}` (shares and durations as in the attribute; `for` required, at most 24 h; `fail`, `delay` or both; `delay_share` 100% when a delay has none; `seed` optional) injected into the breaker's calls until `for` has passed: 200 with the breaker's snapshot, whose `injection` reads it; 400 for a missing or bad body or field (saying which), 409 when the breaker refuses (one running, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/inject` stops it: 200 with the snapshot, 409 when none runs |
 //! | `GET /{name}/trace` | the calls the breaker recorded since `trace_start`, as JSON Lines (`application/x-ndjson`, one `{"at_ms": 0, "duration_ms": 80, "outcome": "success"}` a call: [`trace`](crate::trace)), for `breaker-replay`; empty if it never traced; 404 for an unknown breaker. No token: like the snapshots, it only reads |
 //! | `PUT /{name}/config` | some of the breaker's options, as a JSON map spelled as in the attribute (`{"threshold": "40%", "window": "30s"}`), the others kept: 200 with the snapshot, whose `config` is the one now in force; 403, 401 and 404 as for the commands; 400 for a body that is not a map, an empty map, an unknown option, `name`, an option around the calls (`retries`, ...) or a refused value, as `{"error": "...", "option": "threshold"}` (`option` is `null` when no single option is at fault); 413 past 16 KiB |
 //!
@@ -33,6 +34,7 @@
 //! | `commands.rs` | the operator's commands and their log |
 //! | `config.rs` | a live breaker's options changed, and the change logged |
 //! | `drill.rs` | a drill started and stopped |
+//! | `inject.rs` | faults injected into a breaker's calls, and stopped |
 //! | `history.rs` | the recent transitions the page shows |
 //! | `trace.rs` | a breaker's recorded calls, for replay |
 //! | `page.html` | the live page: no external asset, updated by server-sent events |
@@ -42,6 +44,7 @@ mod config;
 mod drill;
 mod guard;
 mod history;
+mod inject;
 mod trace;
 
 use std::convert::Infallible;
@@ -115,6 +118,7 @@ impl Endpoint {
             .route("/events", get(events))
             .route("/{name}/{command}", post(commands::command))
             .route("/{name}/drill", post(drill::start).delete(drill::stop))
+            .route("/{name}/inject", post(inject::start).delete(inject::stop))
             .route("/{name}/trace", get(trace::get))
             .route(
                 "/{name}/config",
