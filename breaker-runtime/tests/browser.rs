@@ -10,11 +10,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use breaker_runtime::{Breaker, Config, Mode, State, registry};
+use breaker_runtime::endpoint::Endpoint;
+use breaker_runtime::{Breaker, Config, Injection, Mode, State, registry};
 use breaker_test_servers::{Chromium, Page};
 
 /// The breaker the test opens; the others are there for the screenshot.
 const OPENED: &str = "ledger-db";
+
+/// The operator's token, which the page asks for to stop a drill or an injection.
+const TOKEN: &str = "browser-test-token";
 
 fn registered(config: Config) -> Arc<Breaker> {
     let breaker = Arc::new(Breaker::new(config));
@@ -92,6 +96,51 @@ fn until_status(page: &mut Page, expected: &str) {
     }
 }
 
+/// The text of the first `selector` in `name`'s row, if the page shows one.
+fn line_of(page: &mut Page, name: &str, selector: &str) -> Option<String> {
+    let name = serde_json::to_string(name).unwrap();
+    let selector = serde_json::to_string(selector).unwrap();
+    page.evaluate(&format!(
+        r##"(() => {{
+            const row = [...document.querySelectorAll("#breakers tr")].find((r) => r.dataset.breaker === {name});
+            const line = row && row.querySelector({selector});
+            return line ? line.textContent : null;
+        }})()"##
+    ))
+    .as_str()
+    .map(str::to_string)
+}
+
+/// Presses the stop button of class `class` in `name`'s row, answering the page's prompt for
+/// the operator's token.
+fn press_stop(page: &mut Page, name: &str, class: &str) {
+    let name = serde_json::to_string(name).unwrap();
+    let pressed = page.evaluate(&format!(
+        r##"(() => {{
+            window.prompt = () => "{TOKEN}";
+            const row = [...document.querySelectorAll("#breakers tr")].find((r) => r.dataset.breaker === {name});
+            const button = row && row.querySelector("button.{class}");
+            if (!button) return false;
+            button.click();
+            return true;
+        }})()"##
+    ));
+    assert_eq!(
+        pressed.as_bool(),
+        Some(true),
+        "no button.{class} in {name}'s row"
+    );
+}
+
+/// Waits until `done`, reading it every 50 ms; panics with `failed` after 5 s.
+fn until(done: impl Fn() -> bool, failed: &str) {
+    let since = Instant::now();
+    while !done() {
+        assert!(since.elapsed() < Duration::from_secs(5), "{failed}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
     // The server on a runtime of its own, so that the browser's blocking reads never hold it up.
@@ -103,7 +152,7 @@ fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
     let port = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let router = breaker_runtime::endpoint::router();
+        let router = Endpoint::new().token(TOKEN).router();
         tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
         port
     });
@@ -211,7 +260,47 @@ fn the_page_shows_a_breaker_open_within_a_second_of_its_opening() {
     };
     assert!(shown.starts_with("drill, ends in"), "{shown}");
     assert!(shown.ends_with("stop|1"), "one stop button: {shown}");
-    assert!(payments.stop_drill().is_some());
+    // Its stop button asks for the token and stops the drill.
+    press_stop(&mut page, "payments-api", "stop-drill");
+    until(
+        || payments.drill_ends().is_none(),
+        "the drill was not stopped",
+    );
+    assert_eq!(payments.state(), State::Closed, "put back as it was");
+
+    // A running injection shows what it injects, its end, and a stop button that works too.
+    runtime
+        .block_on(async {
+            payments.inject(
+                Injection::new()
+                    .fail(10.0)
+                    .delay(Duration::from_secs(2), 5.0),
+                Duration::from_secs(600),
+            )
+        })
+        .expect("payments-api enforces: faults can be injected");
+    let since = Instant::now();
+    let shown = loop {
+        if let Some(line) = line_of(&mut page, "payments-api", ".injection") {
+            break line;
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(5),
+            "the page shows no injection for payments-api"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        shown
+            .starts_with("injecting 10% failures, 5% delays of 2.00 s: 0\u{a0}calls of 0, ends in"),
+        "{shown}"
+    );
+    assert!(shown.ends_with("stop"), "{shown}");
+    press_stop(&mut page, "payments-api", "stop-injection");
+    until(
+        || payments.injection().is_none(),
+        "the injection was not stopped",
+    );
 
     runtime.block_on(async {
         for _ in 0..5 {
