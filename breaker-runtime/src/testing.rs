@@ -37,6 +37,7 @@ use std::fmt;
 use std::future::Future;
 
 use crate::core::breaker::Breaker;
+use crate::core::injection::{Injection, MAX_INJECTION};
 use crate::registry::declaration::{DECLARATIONS, Location};
 use crate::registry::{registry, scope};
 
@@ -82,6 +83,42 @@ pub fn breaker(name: &str) -> Option<&'static Breaker> {
 pub fn open(name: &str) -> Option<&'static Breaker> {
     let breaker = scope::find_or_make(name)?;
     breaker.force_open();
+    Some(breaker)
+}
+
+/// Injects `injection` into the current scope's breaker named `name` (made now if no call in
+/// the scope made it yet) for the rest of the scope, so that a unit test sends its guarded fn
+/// down the fallback (an injected failure), or past its timeout (an injected delay), through
+/// the real call path and without a mock of the dependency. Returns the breaker; `None`
+/// outside [`isolated`], for a name no guarded fn's breaker has, or when the breaker refuses
+/// (one injection runs already, or shadow mode: see [`Breaker::inject`]). Call
+/// `stop_injection()` on it to let calls through untouched again.
+///
+/// ```
+/// use breaker_runtime::{circuit_breaker, testing, BreakerError, Injection};
+///
+/// #[circuit_breaker(name = "inject-doc", fallback = cached)]
+/// async fn rate(pair: &str) -> Result<f64, BreakerError> {
+///     Ok(1.08) // the live dependency, which a unit test would rather not mock
+/// }
+///
+/// async fn cached(_pair: &str) -> Result<f64, BreakerError> {
+///     Ok(1.0)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// testing::isolated(async {
+///     testing::inject("inject-doc", Injection::new().fail(100.0)).expect("a guarded fn's breaker");
+///     assert_eq!(rate("EURUSD").await, Ok(1.0), "the fallback, for an injected failure");
+/// })
+/// .await;
+/// assert_eq!(rate("EURUSD").await, Ok(1.08), "outside the scope, untouched");
+/// # }
+/// ```
+pub fn inject(name: &str, injection: Injection) -> Option<&'static Breaker> {
+    let breaker = scope::find_or_make(name)?;
+    breaker.inject(injection, MAX_INJECTION).ok()?;
     Some(breaker)
 }
 

@@ -111,3 +111,64 @@ async fn a_suite_fails_naming_exactly_the_guarded_fn_whose_fallback_never_ran() 
     );
     assert_eq!(failure_of(under), None, "every fallback has served now");
 }
+
+mod injected {
+    use breaker_runtime::{BreakerError, circuit_breaker};
+
+    #[circuit_breaker(name = "report-stock", timeout_ms = 1000, fallback = unknown)]
+    pub async fn stock(sku: u32) -> Result<u32, BreakerError> {
+        Ok(sku)
+    }
+
+    async fn unknown(_sku: u32) -> Result<u32, BreakerError> {
+        Ok(0)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_injected_fault_sends_a_guarded_fn_down_its_fallback_without_a_mock() {
+    use std::time::Duration;
+
+    use breaker_runtime::Injection;
+
+    let under = concat!(module_path!(), "::injected::");
+    let ran = || {
+        fallback_report()
+            .into_iter()
+            .find(|r| r.function.starts_with(under))
+            .map(|r| r.fallback_ran)
+    };
+    assert!(
+        testing::inject("report-stock", Injection::new().fail(100.0)).is_none(),
+        "outside a scope"
+    );
+    assert_eq!(ran(), Some(0));
+    testing::isolated(async {
+        assert!(testing::inject("no-such-breaker", Injection::new().fail(100.0)).is_none());
+        let breaker = testing::inject("report-stock", Injection::new().fail(100.0))
+            .expect("stock's breaker, made in this scope");
+        assert_eq!(injected::stock(5).await, Ok(0), "an injected failure");
+        breaker.stop_injection().unwrap();
+        assert_eq!(
+            injected::stock(5).await,
+            Ok(5),
+            "stopped, the dependency answers"
+        );
+        // A delay past the timeout: the fallback again, once the timeout has cut the call.
+        testing::inject(
+            "report-stock",
+            Injection::new().delay(Duration::from_secs(5), 100.0),
+        )
+        .unwrap();
+        let start = tokio::time::Instant::now();
+        assert_eq!(injected::stock(5).await, Ok(0), "an injected delay");
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+    })
+    .await;
+    assert_eq!(ran(), Some(2));
+    assert_eq!(
+        injected::stock(5).await,
+        Ok(5),
+        "the process-wide breaker has nothing injected"
+    );
+}
