@@ -342,6 +342,18 @@ async fn observers_hear_each_injected_call_just_before_it_ends() {
     assert!(breaker.call(ok()).await.unwrap_err().is_injected());
     breaker.stop_injection().unwrap();
     breaker.call(ok()).await.unwrap().unwrap();
+    breaker
+        .inject(
+            Injection::new().delay(Duration::from_millis(10), 100.0),
+            MINUTE,
+        )
+        .unwrap();
+    breaker.call(ok()).await.unwrap().unwrap();
+    breaker.stop_injection().unwrap();
+    breaker
+        .inject(Injection::new().fail(100.0), MINUTE)
+        .unwrap();
+    assert!(breaker.call(ok()).await.unwrap_err().is_injected());
     let events: Vec<CallEvent> = EVENTS
         .lock()
         .unwrap()
@@ -363,6 +375,22 @@ async fn observers_hear_each_injected_call_just_before_it_ends() {
             CallEvent::Admitted,
             CallEvent::Finished {
                 ending: Ending::Success,
+                elapsed: Some(Duration::ZERO)
+            },
+            CallEvent::Admitted,
+            CallEvent::Injected {
+                fault: Fault::Delay
+            },
+            CallEvent::Finished {
+                ending: Ending::Success,
+                elapsed: Some(Duration::from_millis(10))
+            },
+            CallEvent::Admitted,
+            CallEvent::Injected {
+                fault: Fault::Failure
+            },
+            CallEvent::Finished {
+                ending: Ending::Failure,
                 elapsed: Some(Duration::ZERO)
             },
         ]

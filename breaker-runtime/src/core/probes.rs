@@ -48,9 +48,6 @@ const SKEW: Nanos = 1_000_000_000;
 const _: () = assert!(crate::core::config::MAX_PROBES <= 1 << (64 - TIME_BITS));
 
 impl ProbeId {
-    /// The id of no slot, where a closed call's admission has room for one.
-    pub(crate) const NONE: ProbeId = ProbeId(0);
-
     fn new(index: usize, now: Nanos) -> ProbeId {
         ProbeId(((index as u64) << TIME_BITS) | (now & TIME_MASK))
     }

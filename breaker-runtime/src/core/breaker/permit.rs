@@ -73,13 +73,18 @@ impl<B: Deref<Target = Breaker>> Held<B> {
         self.breaker.finish(kind, self.started, ending);
     }
 
-    /// Marks the call as carrying `fault`, and starts its clock if the breaker reads none for
-    /// its calls: an injected delay counts against the timeout from the call's start.
-    fn inject(&mut self, fault: crate::core::injection::Fault) {
-        self.kind = self.kind.injected(fault);
+    /// Marks the call as held by an injected delay, and starts its clock if the breaker reads
+    /// none for its calls: the delay counts against the timeout from the call's start.
+    fn delay(&mut self) {
+        self.kind = self.kind.delayed();
         if self.started.is_none() {
             self.started = Some(clock::now());
         }
+    }
+
+    /// Takes the delay's mark off, for an end announced otherwise.
+    fn undelay(&mut self) {
+        self.kind = self.kind.undelayed().0;
     }
 
     /// Hands the admission over to another holder, leaving nothing to end here.
@@ -105,8 +110,10 @@ pub(crate) trait Admitted: Sized {
     fn started(&self) -> Option<Nanos>;
     /// What the call was admitted as.
     fn kind(&self) -> &Kind;
-    /// Marks the call as carrying an injected `fault`.
-    fn inject(&mut self, fault: crate::core::injection::Fault);
+    /// Marks the call as held by an injected delay.
+    fn delay(&mut self);
+    /// Takes the delay's mark off.
+    fn undelay(&mut self);
     fn conclude(self, ending: Ending);
     /// Concludes a failure, and tells the breaker what it said ([`Breaker::note_failure`]).
     fn conclude_noting(self, ending: Ending, failure: &dyn std::fmt::Display);
@@ -116,8 +123,11 @@ impl Admitted for Permit<'_> {
     fn kind(&self) -> &Kind {
         &self.held.kind
     }
-    fn inject(&mut self, fault: crate::core::injection::Fault) {
-        self.held.inject(fault);
+    fn delay(&mut self) {
+        self.held.delay();
+    }
+    fn undelay(&mut self) {
+        self.held.undelay();
     }
     #[inline(always)]
     fn breaker(&self) -> &Breaker {
@@ -141,8 +151,11 @@ impl Admitted for OwnedPermit {
     fn kind(&self) -> &Kind {
         &self.held.kind
     }
-    fn inject(&mut self, fault: crate::core::injection::Fault) {
-        self.held.inject(fault);
+    fn delay(&mut self) {
+        self.held.delay();
+    }
+    fn undelay(&mut self) {
+        self.held.undelay();
     }
     #[inline(always)]
     fn breaker(&self) -> &Breaker {
@@ -181,7 +194,7 @@ macro_rules! outcome_methods {
         pub fn is_probe(&self) -> bool {
             matches!(
                 self.held.kind,
-                Kind::Probe { .. } | Kind::Injected { probe: true, .. }
+                Kind::Probe { .. } | Kind::DelayedProbe { .. }
             )
         }
 

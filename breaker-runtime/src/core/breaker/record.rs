@@ -41,7 +41,7 @@ impl Breaker {
 
     #[inline(never)]
     fn finish_and_record(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
-        let (kind, injected) = kind.uninjected();
+        let (kind, delayed) = kind.undelayed();
         // One reading of the clock serves the slow-call rule, the observers and the durations.
         let timed = started.map(|started| {
             let ended = clock::now();
@@ -55,7 +55,7 @@ impl Breaker {
             Ending::Ignored | Ending::Cancelled => None,
         };
         if observer::installed() {
-            self.observe_finish(injected, ending, outcome, took);
+            self.observe_finish(delayed, ending, outcome, took);
         }
         match kind {
             Kind::Closed { generation } | Kind::Counted { generation } => {
@@ -70,8 +70,12 @@ impl Breaker {
                 }
             }
             Kind::Probe { generation, id } => self.finish_probe(generation, id, outcome),
-            // (An injected call was taken apart above, into the kind it was admitted as.)
-            Kind::Unrecorded | Kind::Done | Kind::Injected { .. } => {}
+            // (A delayed call was taken apart above, into the kind it was admitted as.)
+            Kind::Unrecorded
+            | Kind::Done
+            | Kind::DelayedClosed { .. }
+            | Kind::DelayedCounted { .. }
+            | Kind::DelayedProbe { .. } => {}
         }
     }
 
@@ -79,13 +83,20 @@ impl Breaker {
     #[inline(never)]
     fn observe_finish(
         &self,
-        injected: Option<Fault>,
+        delayed: bool,
         ending: Ending,
         outcome: Option<Outcome>,
         took: Option<Nanos>,
     ) {
-        if let Some(fault) = injected {
-            observer::notify(self, CallEvent::Injected { fault });
+        // A call an injected delay held: the failure that may follow a delay is announced
+        // where it replaces the call (`call/injected.rs`), which takes the mark off first.
+        if delayed {
+            observer::notify(
+                self,
+                CallEvent::Injected {
+                    fault: Fault::Delay,
+                },
+            );
         }
         let ending = if outcome == Some(Outcome::Slow) {
             Ending::Slow

@@ -12,8 +12,9 @@ use tokio::time::sleep_until;
 
 use super::{Run, RunProj, Stage, conclude_timed_out, polled_after_completion};
 use crate::base::clock::{self, duration_nanos};
-use crate::core::breaker::observer::Ending;
+use crate::core::breaker::observer::{self, CallEvent, Ending};
 use crate::core::breaker::permit::Admitted;
+use crate::core::injection::Fault;
 use crate::outcome::classify::Classify;
 use crate::outcome::error::BreakerError;
 
@@ -38,11 +39,11 @@ where
         let Some((fault, delay)) = permit.breaker().draw_fault(permit.kind()) else {
             return Ok(permit);
         };
-        permit.inject(fault);
         let this = self.as_mut().project();
         if !fault.delays() {
-            return Err(Poll::Ready(Err(fail(this, permit))));
+            return Err(Poll::Ready(Err(fail(this, permit, fault))));
         }
+        permit.delay();
         // The delay counts from the call's start, as the timeout does: the sooner of the two
         // ends the wait.
         let start = permit.started().unwrap_or_else(clock::now);
@@ -53,7 +54,11 @@ where
         let mut this = this;
         this.deadline
             .set(Some(sleep_until(clock::to_instant(until))));
-        *this.stage = Stage::Delaying;
+        *this.stage = if fault.fails() {
+            Stage::DelayingThenFailing
+        } else {
+            Stage::Delaying
+        };
         *this.permit = Some(permit);
         self.resume(cx)
     }
@@ -72,7 +77,7 @@ where
                 *this.stage = Stage::Running;
                 return self.draw(permit, cx);
             }
-            Stage::Delaying => {}
+            Stage::Delaying | Stage::DelayingThenFailing => {}
             Stage::Admitting | Stage::Running | Stage::Done => polled_after_completion(),
         }
         let Some(timer) = this.deadline.as_mut().as_pin_mut() else {
@@ -81,7 +86,7 @@ where
         if timer.poll(cx).is_pending() {
             return Err(Poll::Pending);
         }
-        let Some(permit) = this.permit.take() else {
+        let Some(mut permit) = this.permit.take() else {
             polled_after_completion()
         };
         let now = clock::now();
@@ -94,13 +99,11 @@ where
                 return Err(Poll::Ready(Err(conclude_timed_out(permit, limit))));
             }
         }
-        if permit
-            .kind()
-            .uninjected()
-            .1
-            .is_some_and(|fault| fault.fails())
-        {
-            return Err(Poll::Ready(Err(fail(this, permit))));
+        if *this.stage == Stage::DelayingThenFailing {
+            // Announced as the delay and the failure it led to, not as the delay alone.
+            permit.undelay();
+            let error = fail(this, permit, Fault::DelayThenFailure);
+            return Err(Poll::Ready(Err(error)));
         }
         // The call runs now, under its timeout from its start.
         match (timeout, this.deadline.as_mut().as_pin_mut()) {
@@ -115,10 +118,13 @@ where
     }
 }
 
-/// Fails the call with the injected failure: recorded as a failure, noted as what the circuit
-/// opened on, and the body dropped unrun.
-fn fail<P: Admitted, F, C>(this: RunProj<'_, P, F, C>, permit: P) -> BreakerError {
+/// Fails the call with the injected failure: announced as injected just before its end,
+/// recorded as a failure, noted as what the circuit opened on, and the body dropped unrun.
+fn fail<P: Admitted, F, C>(this: RunProj<'_, P, F, C>, permit: P, fault: Fault) -> BreakerError {
     *this.stage = Stage::Done;
+    if observer::installed() {
+        observer::notify(permit.breaker(), CallEvent::Injected { fault });
+    }
     let mut body = this.body;
     body.set(None);
     let error = BreakerError::Injected {

@@ -177,6 +177,8 @@ enum Stage {
     Running,
     /// An injected delay: the timer is the delay's end (or the timeout's, if that is sooner).
     Delaying,
+    /// The same, and then an injected failure in place of the call.
+    DelayingThenFailing,
     Done,
 }
 
@@ -318,7 +320,11 @@ where
         let this = self.project();
         match this.stage {
             Stage::Running => this.permit.take(),
-            Stage::Admitting | Stage::Drawing | Stage::Delaying | Stage::Done => None,
+            Stage::Admitting
+            | Stage::Drawing
+            | Stage::Delaying
+            | Stage::DelayingThenFailing
+            | Stage::Done => None,
         }
     }
 
