@@ -78,7 +78,12 @@ pub(crate) async fn handle<S, H, Fut, E>(
             );
             ending.settlement
         }
-        // The only answer of the breaker's own to an admitted call: its timeout.
+        // The breaker's own answers to an admitted call: a failure injected on purpose, which
+        // stands for an outage, and its timeout. Either is sent back, as a failure is.
+        Err(error) if error.is_injected() => {
+            bump(&counters.injected, 1);
+            Settlement::Retry
+        }
         Err(_) => {
             bump(&counters.timeouts, 1);
             Settlement::Retry

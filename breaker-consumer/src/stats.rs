@@ -30,6 +30,11 @@ pub struct Stats {
     pub panics: u64,
     /// Handlers cut off by the breaker's timeout.
     pub timeouts: u64,
+    /// Deliveries failed by a fault injected on purpose
+    /// ([`Breaker::inject`](breaker_runtime::Breaker::inject)) instead of being handled, and
+    /// sent back for redelivery like a failure (an injected delay past the timeout counts in
+    /// [`timeouts`](Self::timeouts)).
+    pub injected: u64,
     /// Times the consumer paused for an open circuit, counted once the source took the pause.
     pub pauses: u64,
     /// Errors talking to the broker (fetch, settle, pause, resume).
@@ -56,6 +61,7 @@ pub(crate) struct Counters {
     pub(crate) released: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) timeouts: AtomicU64,
+    pub(crate) injected: AtomicU64,
     pub(crate) pauses: AtomicU64,
     pub(crate) source_errors: AtomicU64,
 }
@@ -79,6 +85,7 @@ impl Counters {
             released: get(&self.released),
             panics: get(&self.panics),
             timeouts: get(&self.timeouts),
+            injected: get(&self.injected),
             pauses: get(&self.pauses),
             source_errors: get(&self.source_errors),
         }

@@ -479,6 +479,47 @@ async fn a_handler_past_the_timeout_is_a_failure_and_goes_back() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_injected_failure_sends_the_message_back_unhandled_and_counts_as_a_failure() {
+    let queue = queue_of(1, 5);
+    let breaker = Arc::new(breaker_runtime::Breaker::new(
+        breaker_runtime::Config::builder()
+            .count_window(100)
+            .build()
+            .unwrap(),
+    ));
+    let handled = Arc::new(AtomicU64::new(0));
+    let consumer = Arc::new(Consumer::builder(queue.clone(), Arc::clone(&breaker)).build());
+    breaker
+        .inject(breaker_runtime::Injection::new().fail(100.0), MINUTE)
+        .unwrap();
+    let seen = Arc::clone(&handled);
+    let running = Running::start(
+        Arc::clone(&consumer),
+        move |_: Delivery<u32, u64>, _token| {
+            seen.fetch_add(1, Ordering::Relaxed);
+            async { Ok::<_, Failure<DownstreamError>>(Handled::Done) }
+        },
+    );
+    // Each of its 5 deliveries fails by injection and goes back, as a failure does, until the
+    // queue's delivery limit dead-letters it: the handler never runs.
+    wait_until(MINUTE, "the delivery limit", || queue.stats().dead == 1).await;
+    let stats = consumer.stats();
+    assert_eq!((stats.injected, stats.retried, stats.timeouts), (5, 5, 0));
+    assert_eq!(handled.load(Ordering::Relaxed), 0, "the handler never ran");
+    assert_eq!(breaker.snapshot().failures, 5);
+    // Stopped, the next message is handled.
+    breaker.stop_injection().unwrap();
+    queue.publish(1);
+    wait_until(MINUTE, "the next message's ack", || {
+        queue.stats().acked == 1
+    })
+    .await;
+    let stats = running.stop().await;
+    assert_eq!(stats.injected, 5);
+    assert_eq!(handled.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn consumers_sharing_a_breaker_pause_and_resume_together() {
     let (orders, refunds) = (queue_of(100, 5), queue_of(100, 5));
     let downstream = Downstream::new(Duration::from_millis(10));
