@@ -251,10 +251,9 @@ where
                 Some(permit) => permit,
                 None => match this.breaker.admit_otherwise() {
                     Ok(permit) if !this.breaker.injecting() => permit,
-                    Ok(permit) => match run.as_mut().draw(permit, cx) {
-                        Ok(permit) => permit,
-                        Err(injected) => return injected,
-                    },
+                    // Drawn out of line; a call that goes on runs from its next poll, so that
+                    // the permit reaches the body's one poll below by no new way.
+                    Ok(permit) => return run.draw(permit, cx),
                     Err(rejection) => {
                         let mut run = run.project();
                         *run.stage = Stage::Done;
@@ -266,10 +265,7 @@ where
         } else {
             match run.as_mut().parked() {
                 Some(permit) => permit,
-                None => match run.as_mut().resume(cx) {
-                    Ok(permit) => permit,
-                    Err(injected) => return injected,
-                },
+                None => return run.resume(cx),
             }
         };
         run.drive(permit, cx)
@@ -286,14 +282,10 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut run = self.project().run;
-        let permit = match run.as_mut().parked() {
-            Some(permit) => permit,
-            None => match run.as_mut().resume(cx) {
-                Ok(permit) => permit,
-                Err(injected) => return injected,
-            },
-        };
-        run.drive(permit, cx)
+        match run.as_mut().parked() {
+            Some(permit) => run.drive(permit, cx),
+            None => run.resume(cx),
+        }
     }
 }
 
