@@ -18,11 +18,9 @@ use crate::core::injection::Fault;
 use crate::outcome::classify::Classify;
 use crate::outcome::error::BreakerError;
 
-/// What the long way answers. A call that goes on is parked to run from its next poll, which
-/// it asks for at once: handing its permit back to the poll that runs the body would give that
-/// poll, which every guarded fn inlines, one more way for the permit to arrive (benchmarked:
-/// 1 ns more on the attribute's closed call).
-type Resumed<T> = Poll<Result<T, BreakerError>>;
+/// What the long way answers: the permit back, to run the call as usual, or the poll that
+/// ends (or parks) the call instead.
+type Resumed<P, T> = Result<P, Poll<Result<T, BreakerError>>>;
 
 impl<P, F, C> Run<P, F, C>
 where
@@ -31,19 +29,17 @@ where
     C: Classify<F::Output>,
 {
     /// Draws a fault for a call just admitted while an injection runs.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn draw(
+    fn draw(
         mut self: Pin<&mut Self>,
         mut permit: P,
         cx: &mut Context<'_>,
-    ) -> Resumed<F::Output> {
+    ) -> Resumed<P, F::Output> {
         let Some((fault, delay)) = permit.breaker().draw_fault(permit.kind()) else {
-            return self.go_on(permit, cx);
+            return Ok(permit);
         };
         let this = self.as_mut().project();
         if !fault.delays() {
-            return Poll::Ready(Err(fail(this, permit, fault)));
+            return Err(Poll::Ready(Err(fail(this, permit, fault))));
         }
         permit.delay();
         // The delay counts from the call's start, as the timeout does: the sooner of the two
@@ -62,31 +58,48 @@ where
             Stage::Delaying
         };
         *this.permit = Some(permit);
-        self.resume(cx)
+        self.delayed(cx)
     }
 
-    /// Goes on with a call the injection holds: draws a permit taken beforehand, or waits out
-    /// a delay and then fails the call, times it out, or lets it run.
+    /// Goes on with a call the injection holds: admits it if it was not admitted beforehand
+    /// and draws it, or waits out its delay.
     #[cold]
     #[inline(never)]
-    pub(super) fn resume(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Resumed<F::Output> {
+    pub(super) fn resume(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        admit: impl FnOnce() -> Result<P, BreakerError>,
+    ) -> Resumed<P, F::Output> {
         let mut this = self.as_mut().project();
         match *this.stage {
             Stage::Drawing => {
-                let Some(permit) = this.permit.take() else {
-                    polled_after_completion()
+                let permit = match this.permit.take() {
+                    Some(permit) => permit,
+                    None => match admit() {
+                        Ok(permit) => permit,
+                        Err(rejection) => {
+                            *this.stage = Stage::Done;
+                            this.body.set(None);
+                            return Err(Poll::Ready(Err(rejection)));
+                        }
+                    },
                 };
                 *this.stage = Stage::Running;
-                return self.draw(permit, cx);
+                self.draw(permit, cx)
             }
-            Stage::Delaying | Stage::DelayingThenFailing => {}
+            Stage::Delaying | Stage::DelayingThenFailing => self.delayed(cx),
             Stage::Admitting | Stage::Running | Stage::Done => polled_after_completion(),
         }
+    }
+
+    /// Waits out a delay, then fails the call, times it out, or lets it run.
+    fn delayed(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Resumed<P, F::Output> {
+        let mut this = self.as_mut().project();
         let Some(timer) = this.deadline.as_mut().as_pin_mut() else {
             polled_after_completion()
         };
         if timer.poll(cx).is_pending() {
-            return Poll::Pending;
+            return Err(Poll::Pending);
         }
         let Some(mut permit) = this.permit.take() else {
             polled_after_completion()
@@ -98,13 +111,14 @@ where
             if now >= start.saturating_add(duration_nanos(limit)) {
                 *this.stage = Stage::Done;
                 this.body.set(None);
-                return Poll::Ready(Err(conclude_timed_out(permit, limit)));
+                return Err(Poll::Ready(Err(conclude_timed_out(permit, limit))));
             }
         }
         if *this.stage == Stage::DelayingThenFailing {
             // Announced as the delay and the failure it led to, not as the delay alone.
             permit.undelay();
-            return Poll::Ready(Err(fail(this, permit, Fault::DelayThenFailure)));
+            let error = fail(this, permit, Fault::DelayThenFailure);
+            return Err(Poll::Ready(Err(error)));
         }
         // The call runs now, under its timeout from its start.
         match (timeout, this.deadline.as_mut().as_pin_mut()) {
@@ -115,16 +129,7 @@ where
             }
             _ => this.deadline.set(None),
         }
-        self.go_on(permit, cx)
-    }
-
-    /// Parks the permit of a call that goes on, to run from its next poll, asked for now.
-    fn go_on(self: Pin<&mut Self>, permit: P, cx: &mut Context<'_>) -> Resumed<F::Output> {
-        let this = self.project();
-        *this.stage = Stage::Running;
-        *this.permit = Some(permit);
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        Ok(permit)
     }
 }
 

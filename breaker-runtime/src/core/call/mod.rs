@@ -172,7 +172,8 @@ pin_project! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     Admitting,
-    /// Admitted beforehand while faults are injected: the first poll draws it.
+    /// Made while faults are injected: the first poll admits it (unless a permit was taken
+    /// beforehand) and draws it, on the long way.
     Drawing,
     Running,
     /// An injected delay: the timer is the delay's end (or the timeout's, if that is sooner).
@@ -203,10 +204,15 @@ impl<P: Admitted, F, C> Run<P, F, C> {
 
 impl<'a, F, C> Call<'a, F, C> {
     fn new(breaker: &'a Breaker, permit: Option<Permit<'a>>, body: F, classify: C) -> Self {
-        Call {
-            breaker,
-            run: Run::new(permit, body, classify),
+        let mut run = Run::new(permit, body, classify);
+        // While faults are injected, the call is admitted and drawn on the long way
+        // (`injected.rs`). Told here, by a look at the state word, rather than after admission:
+        // a test there, on the way to the body's one poll, cost the attribute's closed call
+        // 0.7 ns (benchmarked), though only calls that are not plainly closed reached it.
+        if run.stage == Stage::Admitting && breaker.injecting() {
+            run.stage = Stage::Drawing;
         }
+        Call { breaker, run }
     }
 }
 
@@ -250,10 +256,7 @@ where
             match this.breaker.admit_closed() {
                 Some(permit) => permit,
                 None => match this.breaker.admit_otherwise() {
-                    Ok(permit) if !this.breaker.injecting() => permit,
-                    // Drawn out of line; a call that goes on runs from its next poll, so that
-                    // the permit reaches the body's one poll below by no new way.
-                    Ok(permit) => return run.draw(permit, cx),
+                    Ok(permit) => permit,
                     Err(rejection) => {
                         let mut run = run.project();
                         *run.stage = Stage::Done;
@@ -265,7 +268,10 @@ where
         } else {
             match run.as_mut().parked() {
                 Some(permit) => permit,
-                None => return run.resume(cx),
+                None => match run.as_mut().resume(cx, || this.breaker.try_acquire()) {
+                    Ok(permit) => permit,
+                    Err(injected) => return injected,
+                },
             }
         };
         run.drive(permit, cx)
@@ -282,10 +288,15 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut run = self.project().run;
-        match run.as_mut().parked() {
-            Some(permit) => run.drive(permit, cx),
-            None => run.resume(cx),
-        }
+        let permit = match run.as_mut().parked() {
+            Some(permit) => permit,
+            // An owned call is admitted before it is built: it never admits here.
+            None => match run.as_mut().resume(cx, || polled_after_completion()) {
+                Ok(permit) => permit,
+                Err(injected) => return injected,
+            },
+        };
+        run.drive(permit, cx)
     }
 }
 
