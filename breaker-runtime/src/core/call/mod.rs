@@ -172,8 +172,7 @@ pin_project! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     Admitting,
-    /// Made while faults are injected: the first poll admits it (unless a permit was taken
-    /// beforehand) and draws it, on the long way.
+    /// Admitted beforehand while faults are injected: the first poll draws it.
     Drawing,
     Running,
     /// An injected delay: the timer is the delay's end (or the timeout's, if that is sooner).
@@ -204,15 +203,10 @@ impl<P: Admitted, F, C> Run<P, F, C> {
 
 impl<'a, F, C> Call<'a, F, C> {
     fn new(breaker: &'a Breaker, permit: Option<Permit<'a>>, body: F, classify: C) -> Self {
-        let mut run = Run::new(permit, body, classify);
-        // While faults are injected, the call is admitted and drawn on the long way
-        // (`injected.rs`). Told here, by a look at the state word, rather than after admission:
-        // a test there, on the way to the body's one poll, cost the attribute's closed call
-        // 0.7 ns (benchmarked), though only calls that are not plainly closed reached it.
-        if run.stage == Stage::Admitting && breaker.injecting() {
-            run.stage = Stage::Drawing;
+        Call {
+            breaker,
+            run: Run::new(permit, body, classify),
         }
-        Call { breaker, run }
     }
 }
 
@@ -256,7 +250,14 @@ where
             match this.breaker.admit_closed() {
                 Some(permit) => permit,
                 None => match this.breaker.admit_otherwise() {
-                    Ok(permit) => permit,
+                    Ok(permit) if !this.breaker.injecting() => permit,
+                    // Drawn on the long way, which answers no more than it must (the permit to
+                    // run, or the injection's own answer), so that the permit and the body's
+                    // value reach the poll below by the ways they did.
+                    Ok(permit) => match run.as_mut().draw(permit, cx) {
+                        Ok(permit) => permit,
+                        Err(injected) => return injected.answer(),
+                    },
                     Err(rejection) => {
                         let mut run = run.project();
                         *run.stage = Stage::Done;
@@ -268,9 +269,9 @@ where
         } else {
             match run.as_mut().parked() {
                 Some(permit) => permit,
-                None => match run.as_mut().resume(cx, || this.breaker.try_acquire()) {
+                None => match run.as_mut().resume(cx) {
                     Ok(permit) => permit,
-                    Err(injected) => return injected,
+                    Err(injected) => return injected.answer(),
                 },
             }
         };
@@ -290,10 +291,9 @@ where
         let mut run = self.project().run;
         let permit = match run.as_mut().parked() {
             Some(permit) => permit,
-            // An owned call is admitted before it is built: it never admits here.
-            None => match run.as_mut().resume(cx, || polled_after_completion()) {
+            None => match run.as_mut().resume(cx) {
                 Ok(permit) => permit,
-                Err(injected) => return injected,
+                Err(injected) => return injected.answer(),
             },
         };
         run.drive(permit, cx)
