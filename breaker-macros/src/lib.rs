@@ -20,6 +20,8 @@ mod tokens;
 mod valid;
 
 #[cfg(test)]
+mod expansions;
+#[cfg(test)]
 mod grammar_props;
 
 use proc_macro::TokenStream;

@@ -1,0 +1,123 @@
+async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
+    #[::breaker_runtime::__private::linkme::distributed_slice(
+        ::breaker_runtime::__private::DECLARATIONS
+    )]
+    #[linkme(crate = ::breaker_runtime::__private::linkme)]
+    static __BREAKER_DECLARATION: ::breaker_runtime::__private::Declaration = ::breaker_runtime::__private::Declaration {
+        name: ::core::option::Option::None,
+        default_name: ::core::concat!(::core::module_path!(), "::", "search"),
+        config: ::breaker_runtime::__private::Config::__checked(
+            ::breaker_runtime::__private::Name::from_static(
+                ::core::concat!(::core::module_path!(), "::", "search"),
+            ),
+            ::breaker_runtime::__private::Settings {
+                ..::breaker_runtime::__private::Settings::DEFAULT
+            },
+        ),
+        location: ::breaker_runtime::__private::Location {
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+        },
+        fallbacks: ::breaker_runtime::__private::Fallbacks::new(
+            ::core::option::Option::Some("busy"),
+            false,
+        ),
+    };
+    static __BREAKER_HANDLE: ::breaker_runtime::__private::Handle = ::breaker_runtime::__private::Handle::new(
+        &__BREAKER_DECLARATION,
+    );
+    let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
+    let __breaker_fallback_arg0 = ::breaker_runtime::__private::FallbackArg::duplicate(
+        &query,
+    );
+    let __breaker_outcome = {
+        static __BREAKER_POLICY: ::breaker_runtime::__private::LazyLock<
+            ::breaker_runtime::__private::Policy,
+        > = ::breaker_runtime::__private::LazyLock::new(|| ::breaker_runtime::__private::Policy::__checked(::breaker_runtime::__private::PolicySettings {
+            retries: 0u32,
+            deadline: ::core::option::Option::Some(
+                ::breaker_runtime::__private::Duration::from_millis(5000u64),
+            ),
+            max_concurrent: ::core::option::Option::Some(64u32),
+            max_wait: ::core::option::Option::Some(
+                ::breaker_runtime::__private::Duration::from_millis(100u64),
+            ),
+            ..::breaker_runtime::__private::PolicySettings::DEFAULT
+        }));
+        let __breaker_policy: &'static ::breaker_runtime::__private::Policy = &__BREAKER_POLICY;
+        let __breaker_attempts = ::breaker_runtime::__private::Attempts::begin(
+            __breaker_policy,
+            __breaker,
+        );
+        ::breaker_runtime::__private::within_deadline(
+                __breaker_policy,
+                __breaker,
+                async {
+                    let __breaker_slot = match __breaker_attempts.slot().await {
+                        ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
+                        ::core::result::Result::Err(__breaker_full) => {
+                            return ::core::result::Result::Err(__breaker_full);
+                        }
+                    };
+                    let __breaker_attempt = __breaker
+                        .call_with(
+                            async {
+                                let __breaker_value = async {
+                                    if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
+                                        Result<Vec<Hit>, SearchError>,
+                                    > {
+                                        #[allow(unreachable_code)] return __breaker_ret;
+                                    }
+                                    let __breaker_ret: Result<Vec<Hit>, SearchError> = {
+                                        index(&query).await
+                                    };
+                                    #[allow(unreachable_code)] __breaker_ret
+                                }
+                                    .await;
+                                let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                                    Result<Vec<Hit>, SearchError>,
+                                >(&__breaker_value);
+                                (__breaker_value, __breaker_verdict)
+                            },
+                            |(_, __breaker_verdict)| *__breaker_verdict,
+                        )
+                        .await;
+                    ::core::mem::drop(__breaker_slot);
+                    __breaker_attempt
+                },
+            )
+            .await
+    };
+    match __breaker_outcome {
+        ::core::result::Result::Ok(
+            (
+                __breaker_value,
+                ::breaker_runtime::Verdict::Success | ::breaker_runtime::Verdict::Ignore,
+            ),
+        ) => __breaker_value,
+        __breaker_unanswered => {
+            if let ::core::result::Result::Ok(
+                (__breaker_failed, ::breaker_runtime::Verdict::Failure),
+            ) = &__breaker_unanswered {
+                if __breaker.state() == ::breaker_runtime::State::Open {
+                    use ::breaker_runtime::__private::DescribeFailure as _;
+                    ::breaker_runtime::__private::note_failure(
+                        __breaker,
+                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                            .failure(),
+                    );
+                }
+            }
+            ::core::mem::drop(__breaker_unanswered);
+            {
+                __BREAKER_DECLARATION.fallbacks.ran();
+                let __breaker_fallback: Result<Vec<Hit>, SearchError> = busy(
+                        __breaker_fallback_arg0,
+                    )
+                    .await;
+                __breaker_fallback
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+pub async fn pay(order: Order, retry: bool) -> Result<Receipt, PayError> {
+    #[::breaker_runtime::__private::linkme::distributed_slice(
+        ::breaker_runtime::__private::DECLARATIONS
+    )]
+    #[linkme(crate = ::breaker_runtime::__private::linkme)]
+    static __BREAKER_DECLARATION: ::breaker_runtime::__private::Declaration = ::breaker_runtime::__private::Declaration {
+        name: ::core::option::Option::None,
+        default_name: ::core::concat!(::core::module_path!(), "::", "pay"),
+        config: ::breaker_runtime::__private::Config::__checked(
+            ::breaker_runtime::__private::Name::from_static(
+                ::core::concat!(::core::module_path!(), "::", "pay"),
+            ),
+            ::breaker_runtime::__private::Settings {
+                ..::breaker_runtime::__private::Settings::DEFAULT
+            },
+        ),
+        location: ::breaker_runtime::__private::Location {
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+        },
+        fallbacks: ::breaker_runtime::__private::Fallbacks::new(
+            ::core::option::Option::Some("queue"),
+            false,
+        ),
+    };
+    static __BREAKER_HANDLE: ::breaker_runtime::__private::Handle = ::breaker_runtime::__private::Handle::new(
+        &__BREAKER_DECLARATION,
+    );
+    let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
+    let __breaker_fallback_arg0 = ::breaker_runtime::__private::FallbackArg::duplicate(
+        &order,
+    );
+    let __breaker_fallback_arg1 = ::breaker_runtime::__private::FallbackArg::duplicate(
+        &retry,
+    );
+    let __breaker_outcome = __breaker
+        .call_with(
+            async {
+                let __breaker_value = async {
+                    if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
+                        Result<Receipt, PayError>,
+                    > {
+                        #[allow(unreachable_code)] return __breaker_ret;
+                    }
+                    let __breaker_ret: Result<Receipt, PayError> = {
+                        gateway(order, retry).await
+                    };
+                    #[allow(unreachable_code)] __breaker_ret
+                }
+                    .await;
+                let __breaker_verdict = ::breaker_runtime::__private::verdict_of_failure(
+                    PayError::is_outage(&__breaker_value),
+                );
+                (__breaker_value, __breaker_verdict)
+            },
+            |(_, __breaker_verdict)| *__breaker_verdict,
+        )
+        .await;
+    match __breaker_outcome {
+        ::core::result::Result::Ok(
+            (
+                __breaker_value,
+                ::breaker_runtime::Verdict::Success | ::breaker_runtime::Verdict::Ignore,
+            ),
+        ) => __breaker_value,
+        __breaker_unanswered => {
+            if let ::core::result::Result::Ok(
+                (__breaker_failed, ::breaker_runtime::Verdict::Failure),
+            ) = &__breaker_unanswered {
+                if __breaker.state() == ::breaker_runtime::State::Open {
+                    use ::breaker_runtime::__private::DescribeFailure as _;
+                    ::breaker_runtime::__private::note_failure(
+                        __breaker,
+                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                            .failure(),
+                    );
+                }
+            }
+            ::core::mem::drop(__breaker_unanswered);
+            {
+                __BREAKER_DECLARATION.fallbacks.ran();
+                let __breaker_fallback: Result<Receipt, PayError> = queue(
+                        __breaker_fallback_arg0,
+                        __breaker_fallback_arg1,
+                    )
+                    .await;
+                __breaker_fallback
+            }
+        }
+    }
+}

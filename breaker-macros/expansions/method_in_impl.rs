@@ -1,0 +1,97 @@
+impl Catalog {
+    async fn price(&self, sku: &str) -> Result<u64, CatalogError> {
+        #[::breaker_runtime::__private::linkme::distributed_slice(
+            ::breaker_runtime::__private::DECLARATIONS
+        )]
+        #[linkme(crate = ::breaker_runtime::__private::linkme)]
+        static __BREAKER_DECLARATION: ::breaker_runtime::__private::Declaration = ::breaker_runtime::__private::Declaration {
+            name: ::core::option::Option::None,
+            default_name: ::core::concat!(
+                ::core::module_path!(), "::", "Catalog::price"
+            ),
+            config: ::breaker_runtime::__private::Config::__checked(
+                ::breaker_runtime::__private::Name::from_static(
+                    ::core::concat!(::core::module_path!(), "::", "Catalog::price"),
+                ),
+                ::breaker_runtime::__private::Settings {
+                    timeout: ::core::option::Option::Some(
+                        ::breaker_runtime::__private::Duration::from_millis(1000u64),
+                    ),
+                    ..::breaker_runtime::__private::Settings::DEFAULT
+                },
+            ),
+            location: ::breaker_runtime::__private::Location {
+                file: ::core::file!(),
+                line: ::core::line!(),
+                column: ::core::column!(),
+            },
+            fallbacks: ::breaker_runtime::__private::Fallbacks::new(
+                ::core::option::Option::Some("cached"),
+                false,
+            ),
+        };
+        static __BREAKER_HANDLE: ::breaker_runtime::__private::Handle = ::breaker_runtime::__private::Handle::new(
+            &__BREAKER_DECLARATION,
+        );
+        let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
+        let __breaker_outcome = __breaker
+            .call_with(
+                async {
+                    let __breaker_value = async {
+                        if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
+                            Result<u64, CatalogError>,
+                        > {
+                            #[allow(unreachable_code)] return __breaker_ret;
+                        }
+                        let __breaker_ret: Result<u64, CatalogError> = {
+                            self.client.price(sku).await
+                        };
+                        #[allow(unreachable_code)] __breaker_ret
+                    }
+                        .await;
+                    let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                        Result<u64, CatalogError>,
+                    >(&__breaker_value);
+                    (__breaker_value, __breaker_verdict)
+                },
+                |(_, __breaker_verdict)| *__breaker_verdict,
+            )
+            .await;
+        match __breaker_outcome {
+            ::core::result::Result::Ok(
+                (
+                    __breaker_value,
+                    ::breaker_runtime::Verdict::Success
+                    | ::breaker_runtime::Verdict::Ignore,
+                ),
+            ) => __breaker_value,
+            __breaker_unanswered => {
+                if let ::core::result::Result::Ok(
+                    (__breaker_failed, ::breaker_runtime::Verdict::Failure),
+                ) = &__breaker_unanswered {
+                    if __breaker.state() == ::breaker_runtime::State::Open {
+                        use ::breaker_runtime::__private::DescribeFailure as _;
+                        ::breaker_runtime::__private::note_failure(
+                            __breaker,
+                            (&&&&::breaker_runtime::__private::Describe(
+                                __breaker_failed,
+                            ))
+                                .failure(),
+                        );
+                    }
+                }
+                ::core::mem::drop(__breaker_unanswered);
+                {
+                    __BREAKER_DECLARATION.fallbacks.ran();
+                    let __breaker_fallback: Result<u64, CatalogError> = self
+                        .cached(sku)
+                        .await;
+                    __breaker_fallback
+                }
+            }
+        }
+    }
+    async fn cached(&self, sku: &str) -> Result<u64, CatalogError> {
+        Ok(0)
+    }
+}

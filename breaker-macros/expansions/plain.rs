@@ -1,0 +1,67 @@
+async fn lookup(id: u32) -> Result<u32, BreakerError> {
+    let _ = <Result<
+        u32,
+        BreakerError,
+    > as ::breaker_runtime::__private::FromRejection>::from_rejection;
+    #[::breaker_runtime::__private::linkme::distributed_slice(
+        ::breaker_runtime::__private::DECLARATIONS
+    )]
+    #[linkme(crate = ::breaker_runtime::__private::linkme)]
+    static __BREAKER_DECLARATION: ::breaker_runtime::__private::Declaration = ::breaker_runtime::__private::Declaration {
+        name: ::core::option::Option::None,
+        default_name: ::core::concat!(::core::module_path!(), "::", "lookup"),
+        config: ::breaker_runtime::__private::Config::__checked(
+            ::breaker_runtime::__private::Name::from_static(
+                ::core::concat!(::core::module_path!(), "::", "lookup"),
+            ),
+            ::breaker_runtime::__private::Settings {
+                ..::breaker_runtime::__private::Settings::DEFAULT
+            },
+        ),
+        location: ::breaker_runtime::__private::Location {
+            file: ::core::file!(),
+            line: ::core::line!(),
+            column: ::core::column!(),
+        },
+        fallbacks: ::breaker_runtime::__private::Fallbacks::new(
+            ::core::option::Option::None,
+            false,
+        ),
+    };
+    static __BREAKER_HANDLE: ::breaker_runtime::__private::Handle = ::breaker_runtime::__private::Handle::new(
+        &__BREAKER_DECLARATION,
+    );
+    let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
+    let __breaker_outcome = __breaker
+        .call_with(
+            async {
+                let __breaker_value = async {
+                    if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
+                        Result<u32, BreakerError>,
+                    > {
+                        #[allow(unreachable_code)] return __breaker_ret;
+                    }
+                    let __breaker_ret: Result<u32, BreakerError> = { Ok(id) };
+                    #[allow(unreachable_code)] __breaker_ret
+                }
+                    .await;
+                let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                    Result<u32, BreakerError>,
+                >(&__breaker_value);
+                (__breaker_value, __breaker_verdict)
+            },
+            |(_, __breaker_verdict)| *__breaker_verdict,
+        )
+        .await;
+    match __breaker_outcome {
+        ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
+        ::core::result::Result::Err(__breaker_error) => {
+            <Result<
+                u32,
+                BreakerError,
+            > as ::breaker_runtime::__private::FromRejection>::from_rejection(
+                __breaker_error,
+            )
+        }
+    }
+}
