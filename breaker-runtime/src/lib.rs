@@ -163,6 +163,27 @@ pub mod testing;
 #[cfg(all(test, breaker_loom))]
 mod loom_tests;
 
+/// The pages under `docs/`, compiled only to run their code blocks as doctests: a published crate
+/// cannot read files outside its folder, so its docs do not show them; the README links them.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../docs/operating.md")]
+    mod operating {}
+    #[doc = include_str!("../../docs/policy.md")]
+    mod policy {}
+    #[cfg(feature = "test-util")]
+    #[doc = include_str!("../../docs/testing.md")]
+    mod testing {}
+    #[doc = include_str!("../../docs/consumer.md")]
+    mod consumer {}
+    #[doc = include_str!("../../docs/features.md")]
+    mod features {}
+    #[doc = include_str!("../../docs/fleet.md")]
+    mod fleet {}
+    #[doc = include_str!("../../docs/traces.md")]
+    mod traces {}
+}
+
 #[cfg(feature = "config-file")]
 #[doc(inline)]
 pub use adapters::config_file;

@@ -219,7 +219,7 @@ pub fn fallback_report() -> Vec<FallbackRuns> {
 
 /// Fails, naming each one, if a guarded fn whose path starts with `under` declares a fallback
 /// (or `stale_for`) that has never served in this process. Call it at the end of a test suite
-/// (see the README: a last step of a `harness = false` test, or after the scenarios of one
+/// (see `docs/testing.md`: a last step of a `harness = false` test, or after the scenarios of one
 /// test); `""` takes every guarded fn of the program, a crate's name (`"shop"`) or a module
 /// path (`"shop::payments"`) only those below it. Panics, as an assertion does.
 ///

@@ -400,7 +400,7 @@ mod shadow_trace {
 
     use super::*;
 
-    /// The trace the README replays: recorded in shadow mode, it holds every order's real
+    /// The trace `docs/traces.md` replays: recorded in shadow mode, it holds every order's real
     /// outcome, timeouts while the API is slow, and no call turned away, though the circuit
     /// would have opened.
     #[test]
