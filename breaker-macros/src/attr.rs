@@ -15,7 +15,15 @@ use breaker_options::{
 };
 
 use crate::errors::Errors;
-use crate::impl_block::Owner;
+
+/// The type whose methods the block's attribute expands, and what it knows of the type there.
+#[derive(Clone)]
+pub(crate) struct Owner {
+    /// The type as its breakers' names show it.
+    pub(crate) name: String,
+    /// The names of the block's methods; `None` when a macro in the block may add others.
+    pub(crate) methods: Option<Vec<syn::Ident>>,
+}
 
 /// A value and where it was written.
 #[derive(Debug, Clone, Copy)]

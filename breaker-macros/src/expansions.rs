@@ -142,7 +142,7 @@ fn cases() -> Vec<Case> {
 /// The expansion of a case, printed.
 fn expand(case: &Case) -> String {
     let expanded = match syn::parse2::<syn::ItemFn>(case.item.clone()) {
-        Ok(function) => crate::guard(case.args.clone(), function, None),
+        Ok(function) => crate::guard::guard(case.args.clone(), function, None),
         Err(_) => {
             let block: syn::ItemImpl = syn::parse2(case.item.clone())
                 .unwrap_or_else(|e| panic!("{}: neither a fn nor an impl block: {e}", case.name));

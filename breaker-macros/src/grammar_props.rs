@@ -102,7 +102,7 @@ fn messages(args: &str) -> Vec<String> {
         async fn fetch(id: u32) -> Result<u32, E> { Ok(id) }
     };
     let mut found = Vec::new();
-    compile_errors(crate::guard(args, function, None), &mut found);
+    compile_errors(crate::guard::guard(args, function, None), &mut found);
     found
 }
 

@@ -10,6 +10,7 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{ImplItem, ItemFn, ItemImpl, Meta, Type};
 
+use crate::attr::Owner;
 use crate::errors::Errors;
 
 pub(crate) fn expand(args: TokenStream, mut block: ItemImpl) -> TokenStream {
@@ -48,7 +49,7 @@ pub(crate) fn expand(args: TokenStream, mut block: ItemImpl) -> TokenStream {
             sig: method.sig.clone(),
             block: Box::new(method.block.clone()),
         };
-        let expanded = crate::guard(args, function, Some(owner.clone()));
+        let expanded = crate::guard::guard(args, function, Some(owner.clone()));
         *item = ImplItem::Verbatim(expanded);
         guarded += 1;
     }
@@ -60,15 +61,6 @@ pub(crate) fn expand(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     }
     let errors = errors.into_compile_errors();
     quote!(#errors #block)
-}
-
-/// The type whose methods the block's attribute expands, and what it knows of the type there.
-#[derive(Clone)]
-pub(crate) struct Owner {
-    /// The type as its breakers' names show it.
-    pub(crate) name: String,
-    /// The names of the block's methods; `None` when a macro in the block may add others.
-    pub(crate) methods: Option<Vec<syn::Ident>>,
 }
 
 /// Every method the block defines, so a bare-name fallback can be checked against them; a

@@ -3,9 +3,10 @@
 //!
 //! The crate reads as a pipeline: `attr` parses the attribute's arguments into typed options
 //! (with `grammar` for the percentages, counts and durations), `valid` checks them against
-//! each other, and `expand` writes the code. `derive` does the same for `IsFailure`. Every
-//! mistake is collected (`errors`) and reported together, on the token at fault, and the
-//! function is still emitted beside them.
+//! each other, and `expand` writes the code; `guard` runs one fn through the three, for the
+//! attribute on a fn and for each method of an `impl` block's. `derive` does the same for
+//! `IsFailure`. Every mistake is collected (`errors`) and reported together, on the token at
+//! fault, and the function is still emitted beside them.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -14,6 +15,7 @@ mod attr;
 mod derive;
 mod errors;
 mod expand;
+mod guard;
 mod impl_block;
 mod lenient;
 mod tokens;
@@ -33,7 +35,7 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(function) = lenient::function(item.clone()) {
-        return guard(args.into(), function, None).into();
+        return guard::guard(args.into(), function, None).into();
     }
     if let Ok(block) = syn::parse::<syn::ItemImpl>(item.clone()) {
         return impl_block::expand(args.into(), block).into();
@@ -43,28 +45,6 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
         "#[circuit_breaker] goes on an `async fn` with a body (or on an `impl` block, to name its methods' breakers after the type)",
     );
     with_item(error, item)
-}
-
-/// One guarded fn: parse, check, expand. `owner` is the type, when an `impl` block's attribute
-/// expands its methods.
-fn guard(
-    args: proc_macro2::TokenStream,
-    function: syn::ItemFn,
-    owner: Option<impl_block::Owner>,
-) -> proc_macro2::TokenStream {
-    let attr::Parsed {
-        mut options,
-        mut errors,
-    } = match syn::parse2::<attr::Parsed>(args) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            let error = error.to_compile_error();
-            return quote::quote!(#error #function);
-        }
-    };
-    options.owner = owner;
-    valid::check(&options, &mut errors);
-    expand::circuit_breaker(options, errors, function)
 }
 
 fn with_item(error: syn::Error, item: TokenStream) -> TokenStream {
