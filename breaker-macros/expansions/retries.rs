@@ -48,60 +48,43 @@ async fn fetch(url: &str) -> Result<String, FetchError> {
             ),
             ..::breaker_runtime::__private::PolicySettings::DEFAULT
         }));
-        let __breaker_policy: &'static ::breaker_runtime::__private::Policy = &__BREAKER_POLICY;
         let mut __breaker_attempts = ::breaker_runtime::__private::Attempts::begin(
-            __breaker_policy,
+            &__BREAKER_POLICY,
             __breaker,
         );
-        ::breaker_runtime::__private::within_deadline(
-                __breaker_policy,
-                __breaker,
-                async {
-                    loop {
-                        let __breaker_slot = match __breaker_attempts.slot().await {
-                            ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
-                            ::core::result::Result::Err(__breaker_full) => {
-                                break ::core::result::Result::Err(__breaker_full);
+        loop {
+            let __breaker_attempt = __breaker
+                .call_with(
+                    async {
+                        let __breaker_value = async {
+                            if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
+                                Result<String, FetchError>,
+                            > {
+                                #[allow(unreachable_code)] return __breaker_ret;
                             }
-                        };
-                        let __breaker_attempt = __breaker
-                            .call_with(
-                                async {
-                                    let __breaker_value = async {
-                                        if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
-                                            Result<String, FetchError>,
-                                        > {
-                                            #[allow(unreachable_code)] return __breaker_ret;
-                                        }
-                                        let __breaker_ret: Result<String, FetchError> = {
-                                            get(url).await
-                                        };
-                                        #[allow(unreachable_code)] __breaker_ret
-                                    }
-                                        .await;
-                                    let __breaker_verdict = ::breaker_runtime::__private::classify::<
-                                        Result<String, FetchError>,
-                                    >(&__breaker_value);
-                                    (__breaker_value, __breaker_verdict)
-                                },
-                                |(_, __breaker_verdict)| *__breaker_verdict,
-                            )
-                            .await;
-                        ::core::mem::drop(__breaker_slot);
-                        if !__breaker_attempts
-                            .again(
-                                ::breaker_runtime::__private::Attempted::of(
-                                    &__breaker_attempt,
-                                ),
-                            )
-                            .await
-                        {
-                            break __breaker_attempt;
+                            let __breaker_ret: Result<String, FetchError> = {
+                                get(url).await
+                            };
+                            #[allow(unreachable_code)] __breaker_ret
                         }
-                    }
-                },
-            )
-            .await
+                            .await;
+                        let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                            Result<String, FetchError>,
+                        >(&__breaker_value);
+                        (__breaker_value, __breaker_verdict)
+                    },
+                    |(_, __breaker_verdict)| *__breaker_verdict,
+                )
+                .await;
+            match __breaker_attempts
+                .retry(::breaker_runtime::__private::Attempted::of(&__breaker_attempt))
+            {
+                ::core::option::Option::None => break __breaker_attempt,
+                ::core::option::Option::Some(__breaker_wait) => {
+                    ::breaker_runtime::__private::backoff(__breaker_wait).await
+                }
+            }
+        }
     };
     match __breaker_outcome {
         ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,

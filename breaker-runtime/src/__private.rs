@@ -12,7 +12,7 @@ pub use crate::fallback::stale::StaleCache;
 pub use crate::outcome::classify::{IsFailure, Verdict};
 pub use crate::outcome::error::BreakerError;
 pub use crate::policy::Policy;
-pub use crate::policy::attempts::{Attempted, Attempts, within_deadline};
+pub use crate::policy::attempts::{Attempted, Attempts, backoff, within_deadline};
 pub use crate::registry::declaration::Location;
 pub use crate::registry::declaration::{DECLARATIONS, Declaration, Fallbacks};
 pub use crate::registry::handle::Handle;

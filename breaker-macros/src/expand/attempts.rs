@@ -30,6 +30,27 @@ pub(super) fn attempts(
             };
         }
     };
+    // Retries alone: no slot to take and no deadline to run under, so the attempts are a plain
+    // loop in the guarded fn's own future, and a first attempt that answers polls nothing of
+    // the policy's (the loop through `Attempts::again` and `within_deadline` cost such a call
+    // 45 ns more than the attribute without `retries`).
+    if policy.deadline.is_none() && policy.max_concurrent.is_none() && policy.retries > 0 {
+        return quote! {
+            {
+                static __BREAKER_POLICY: #p::LazyLock<#p::Policy> =
+                    #p::LazyLock::new(|| #p::Policy::__checked(#settings));
+                let mut #attempts = #p::Attempts::begin(&__BREAKER_POLICY, #breaker);
+                loop {
+                    #(#copies)*
+                    let #outcome = #attempt;
+                    match #attempts.retry(#p::Attempted::of(&#outcome)) {
+                        ::core::option::Option::None => break #outcome,
+                        ::core::option::Option::Some(__breaker_wait) => #p::backoff(__breaker_wait).await,
+                    }
+                }
+            }
+        };
+    }
     let run = if policy.retries == 0 {
         let take_slot = take_slot(quote!(return ::core::result::Result::Err(__breaker_full)));
         quote! {

@@ -46,6 +46,7 @@ pub struct Attempts<'a> {
 
 impl<'a> Attempts<'a> {
     /// The call begins: it counts towards the retry budget.
+    #[inline]
     pub fn begin(policy: &'a Policy, breaker: &'a Breaker) -> Attempts<'a> {
         if let Some(budget) = &policy.budget {
             budget.deposit();
@@ -80,30 +81,46 @@ impl<'a> Attempts<'a> {
     /// budget. With the circuit open, at once and without spending the budget: the next
     /// attempt is turned away, and its rejection is the call's answer.
     pub async fn again(&mut self, attempted: Attempted) -> bool {
-        if attempted == Attempted::Final || self.retried >= self.policy.settings.retries {
-            return false;
+        match self.retry(attempted) {
+            Some(wait) => {
+                backoff(wait).await;
+                true
+            }
+            None => false,
         }
+    }
+
+    /// [`again`](Attempts::again)'s decision without its wait: the wait before the next attempt,
+    /// or `None` for no other attempt. Kept apart so that a call whose first attempt answers
+    /// polls no future of the policy's at all.
+    #[inline]
+    pub fn retry(&mut self, attempted: Attempted) -> Option<Duration> {
+        if attempted == Attempted::Final || self.retried >= self.policy.settings.retries {
+            return None;
+        }
+        self.retry_failed()
+    }
+
+    #[cold]
+    fn retry_failed(&mut self) -> Option<Duration> {
         let failed = CallEvent::Retry {
             attempt: self.retried + 1,
         };
         if self.breaker.state() == State::Open {
             self.retried += 1;
             observer::notify(self.breaker, failed);
-            return true;
+            return Some(Duration::ZERO);
         }
         if let Some(budget) = &self.policy.budget {
             if !budget.withdraw() {
                 observer::notify(self.breaker, CallEvent::RetryBudgetExhausted);
-                return false;
+                return None;
             }
         }
         let wait = self.wait(self.retried);
         self.retried += 1;
         observer::notify(self.breaker, failed);
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-        true
+        Some(wait)
     }
 
     /// Full jitter: a random wait in `[0, min(initial × 2ⁿ, max)]` after the `n`-th retry.
@@ -113,6 +130,13 @@ impl<'a> Attempts<'a> {
             .backoff()
             .cap(retried)
             .mul_f64(random::fraction())
+    }
+}
+
+/// The wait [`Attempts::retry`] chose before the next attempt; none when it is zero.
+pub async fn backoff(wait: Duration) {
+    if !wait.is_zero() {
+        tokio::time::sleep(wait).await;
     }
 }
 
