@@ -391,6 +391,11 @@ fn floor(c: &mut Criterion) {
         b.iter(|| black_box(counter.fetch_add(1, Ordering::AcqRel)))
     });
     group.bench_function("bare call", |b| b.iter(|| poll_once(body())));
+    // The read a time window dates each outcome with: no window can do with less, short of a
+    // ticker thread, which this library does not run.
+    group.bench_function("coarsetime clock read", |b| {
+        b.iter(|| black_box(coarsetime::Instant::now_without_cache_update()))
+    });
     group.finish();
 }
 
