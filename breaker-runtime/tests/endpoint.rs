@@ -579,8 +579,12 @@ async fn a_drill_starts_and_stops_behind_the_token_and_answers_with_the_snapshot
     assert_eq!(snapshot["state"], "closed");
     assert_eq!(snapshot["drill_ends_in_ms"], serde_json::Value::Null);
     assert_eq!(breaker.drill_ends(), None);
-    let (status, _) = request(port, "DELETE", path, &authorized, "").await;
+    let (status, refused) = request(port, "DELETE", path, &authorized, "").await;
     assert_eq!(status, 409, "nothing left to stop");
+    assert!(refused.contains("no drill is running"), "{refused}");
+    let (status, refused) = request(port, "DELETE", path, &authorized, "{}").await;
+    assert_eq!(status, 400, "a stop with a body");
+    assert!(refused.contains("stopping a drill takes no body"), "{refused}");
     breaker.try_acquire().unwrap().success();
 }
 
@@ -701,8 +705,12 @@ async fn an_injection_starts_and_stops_behind_the_token_and_the_snapshot_reads_i
     let snapshot: serde_json::Value = serde_json::from_str(&body_back).unwrap();
     assert_eq!(snapshot["injection"], serde_json::Value::Null);
     assert_eq!(breaker.injection(), None);
-    let (status, _) = request(port, "DELETE", path, &authorized, "").await;
+    let (status, refused) = request(port, "DELETE", path, &authorized, "").await;
     assert_eq!(status, 409, "nothing left to stop");
+    assert!(refused.contains("no injection is running"), "{refused}");
+    let (status, refused) = request(port, "DELETE", path, &authorized, "{}").await;
+    assert_eq!(status, 400, "a stop with a body");
+    assert!(refused.contains("stopping an injection takes no body"), "{refused}");
     breaker
         .call(async { Ok::<_, std::io::Error>(()) })
         .await

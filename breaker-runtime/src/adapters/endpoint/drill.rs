@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::guard::{operated, refuse};
+use super::stop::{Running, stop_running};
 use super::{Endpoint, with_snapshot};
 
 const EXAMPLE: &str = r#"{"open_for": "30s"}"#;
@@ -41,17 +42,14 @@ pub(super) async fn stop(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let breaker = match operated(&endpoint, &headers, &name, "drill_stop") {
-        Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+    let running = Running {
+        action: "drill_stop",
+        a: "a drill",
+        noun: "drill",
     };
-    if !body.is_empty() {
-        return refuse(StatusCode::BAD_REQUEST, "stopping a drill takes no body");
-    }
-    if breaker.stop_drill().is_none() {
-        return refuse(StatusCode::CONFLICT, "no drill is running");
-    }
-    with_snapshot(&breaker.snapshot())
+    stop_running(&endpoint, &headers, &name, &body, running, |breaker| {
+        breaker.stop_drill().is_some()
+    })
 }
 
 /// The drill's length from a body such as [`EXAMPLE`], in the attribute's grammar.

@@ -10,6 +10,7 @@ use breaker_options::grammar;
 use serde_json::{Map, Value};
 
 use super::guard::{operated, refuse};
+use super::stop::{Running, stop_running};
 use super::{Endpoint, with_snapshot};
 use crate::core::injection::Injection;
 
@@ -44,20 +45,14 @@ pub(super) async fn stop(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let breaker = match operated(&endpoint, &headers, &name, "inject_stop") {
-        Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+    let running = Running {
+        action: "inject_stop",
+        a: "an injection",
+        noun: "injection",
     };
-    if !body.is_empty() {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "stopping an injection takes no body",
-        );
-    }
-    if breaker.stop_injection().is_none() {
-        return refuse(StatusCode::CONFLICT, "no injection is running");
-    }
-    with_snapshot(&breaker.snapshot())
+    stop_running(&endpoint, &headers, &name, &body, running, |breaker| {
+        breaker.stop_injection().is_some()
+    })
 }
 
 /// The injection and its length from a body such as [`EXAMPLE`]: shares and durations spelled

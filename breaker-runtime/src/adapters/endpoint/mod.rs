@@ -45,6 +45,7 @@ mod drill;
 mod guard;
 mod history;
 mod inject;
+mod stop;
 mod trace;
 
 use std::convert::Infallible;
