@@ -584,7 +584,10 @@ async fn a_drill_starts_and_stops_behind_the_token_and_answers_with_the_snapshot
     assert!(refused.contains("no drill is running"), "{refused}");
     let (status, refused) = request(port, "DELETE", path, &authorized, "{}").await;
     assert_eq!(status, 400, "a stop with a body");
-    assert!(refused.contains("stopping a drill takes no body"), "{refused}");
+    assert!(
+        refused.contains("stopping a drill takes no body"),
+        "{refused}"
+    );
     breaker.try_acquire().unwrap().success();
 }
 
@@ -710,7 +713,10 @@ async fn an_injection_starts_and_stops_behind_the_token_and_the_snapshot_reads_i
     assert!(refused.contains("no injection is running"), "{refused}");
     let (status, refused) = request(port, "DELETE", path, &authorized, "{}").await;
     assert_eq!(status, 400, "a stop with a body");
-    assert!(refused.contains("stopping an injection takes no body"), "{refused}");
+    assert!(
+        refused.contains("stopping an injection takes no body"),
+        "{refused}"
+    );
     breaker
         .call(async { Ok::<_, std::io::Error>(()) })
         .await

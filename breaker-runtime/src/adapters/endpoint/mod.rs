@@ -153,7 +153,7 @@ async fn breakers(headers: HeaderMap) -> Response {
 }
 
 /// 200 with a breaker's snapshot: what every request that changes a breaker answers.
-fn with_snapshot(snapshot: &crate::Snapshot) -> Response {
+fn with_snapshot(snapshot: &crate::core::breaker::snapshot::Snapshot) -> Response {
     json(
         StatusCode::OK,
         serde_json::to_string(snapshot).unwrap_or_default(),
