@@ -54,10 +54,15 @@ async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
                 __breaker_policy,
                 __breaker,
                 async {
-                    let __breaker_slot = match __breaker_attempts.slot().await {
-                        ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
-                        ::core::result::Result::Err(__breaker_full) => {
-                            return ::core::result::Result::Err(__breaker_full);
+                    let __breaker_slot = match __breaker_attempts.slot_now() {
+                        ::core::option::Option::Some(__breaker_slot) => __breaker_slot,
+                        ::core::option::Option::None => {
+                            match __breaker_attempts.slot().await {
+                                ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
+                                ::core::result::Result::Err(__breaker_full) => {
+                                    return ::core::result::Result::Err(__breaker_full);
+                                }
+                            }
                         }
                     };
                     let __breaker_attempt = __breaker

@@ -99,6 +99,13 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "bulkhead_and_retries",
+            args: quote!(max_concurrent = 8, retries = 2),
+            item: quote! {
+                async fn lookup(key: u64) -> Result<Row, DbError> { db::row(key).await }
+            },
+        },
+        Case {
             name: "async_trait",
             args: quote!(timeout_ms = 500),
             item: quote! {

@@ -22,12 +22,25 @@ pub(super) fn attempts(
     let attempts = format_ident!("__breaker_attempts", span = site);
     let slot = format_ident!("__breaker_slot", span = site);
     let outcome = format_ident!("__breaker_attempt", span = site);
+    // A free place is taken at once; only a full bulkhead polls the future that waits or
+    // refuses.
     let take_slot = |on_full: TokenStream| {
         quote! {
-            let #slot = match #attempts.slot().await {
-                ::core::result::Result::Ok(#slot) => #slot,
-                ::core::result::Result::Err(__breaker_full) => #on_full,
+            let #slot = match #attempts.slot_now() {
+                ::core::option::Option::Some(#slot) => #slot,
+                ::core::option::Option::None => match #attempts.slot().await {
+                    ::core::result::Result::Ok(#slot) => #slot,
+                    ::core::result::Result::Err(__breaker_full) => #on_full,
+                },
             };
+        }
+    };
+    // Without a deadline the attempts run as they are, not through `within_deadline`.
+    let bounded = |attempts_block: TokenStream| {
+        if policy.deadline.is_some() {
+            quote!(#p::within_deadline(#policy_ref, #breaker, #attempts_block))
+        } else {
+            attempts_block
         }
     };
     // Retries alone: no slot to take and no deadline to run under, so the attempts are a plain
@@ -53,20 +66,22 @@ pub(super) fn attempts(
     }
     let run = if policy.retries == 0 {
         let take_slot = take_slot(quote!(return ::core::result::Result::Err(__breaker_full)));
-        quote! {
-            let #attempts = #p::Attempts::begin(#policy_ref, #breaker);
-            #p::within_deadline(#policy_ref, #breaker, async {
+        let bounded = bounded(quote! {
+            async {
                 #take_slot
                 let #outcome = #attempt;
                 ::core::mem::drop(#slot);
                 #outcome
-            })
+            }
+        });
+        quote! {
+            let #attempts = #p::Attempts::begin(#policy_ref, #breaker);
+            #bounded
         }
     } else {
         let take_slot = take_slot(quote!(break ::core::result::Result::Err(__breaker_full)));
-        quote! {
-            let mut #attempts = #p::Attempts::begin(#policy_ref, #breaker);
-            #p::within_deadline(#policy_ref, #breaker, async {
+        let bounded = bounded(quote! {
+            async {
                 loop {
                     #take_slot
                     #(#copies)*
@@ -76,7 +91,11 @@ pub(super) fn attempts(
                         break #outcome;
                     }
                 }
-            })
+            }
+        });
+        quote! {
+            let mut #attempts = #p::Attempts::begin(#policy_ref, #breaker);
+            #bounded
         }
     };
     quote! {

@@ -58,6 +58,17 @@ impl<'a> Attempts<'a> {
         }
     }
 
+    /// A place in the bulkhead for the next attempt if one is free now (`Some(None)` without a
+    /// bulkhead); `None` when it is full, and [`slot`](Attempts::slot) must wait or refuse. Kept
+    /// apart so that an attempt that finds a free place polls no future for it.
+    #[inline]
+    pub fn slot_now(&self) -> Option<Option<Slot<'a>>> {
+        match &self.policy.bulkhead {
+            None => Some(None),
+            Some(bulkhead) => bulkhead.try_enter().map(Some),
+        }
+    }
+
     /// A place in the bulkhead for the next attempt (`None` without a bulkhead), or the
     /// rejection when it is full.
     pub async fn slot(&self) -> Result<Option<Slot<'a>>, BreakerError> {
