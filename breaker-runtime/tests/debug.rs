@@ -42,7 +42,7 @@ async fn instants_read_as_ages_on_the_paused_clock() {
              failures: 2, slow: 0, failure_rate: 100.0, slow_rate: 0.0, threshold: 50.0, \
              last_failure: None, tripped_by: Some(FailureRate) }}), rejected: 0, \
              rejected_since_transition: 0, mean_duration: None, max_duration: None, \
-             config_changed: None, tracing: false, drill_ends: None }}",
+             config_changed: None, tracing: false, drill_ends: None, injection: None }}",
             snapshot.config
         )
     );
