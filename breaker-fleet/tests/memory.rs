@@ -142,7 +142,7 @@ async fn an_outage_seen_by_all_opens_every_member_on_the_fleets_evidence() {
     assert!(together < alone, "{together} as a fleet, {alone} alone");
 }
 
-/// The README's table: the fleet's gain shrinks as each process's own traffic grows.
+/// The table in docs/fleet.md: the fleet's gain shrinks as each process's own traffic grows.
 #[tokio::test(start_paused = true)]
 async fn at_high_traffic_each_process_opens_on_its_own_before_the_fleet_judges() {
     let mut row = Vec::new();

@@ -4,7 +4,7 @@
 //! the singular for one.
 //!
 //! With `BREAKER_SCREENSHOT=<path>` (relative to `breaker-runtime/`), the test also writes the
-//! page's screenshot there; the README's is made with
+//! page's screenshot there; the one docs/features.md shows is made with
 //! `BREAKER_SCREENSHOT=../docs/endpoint-page.png cargo test -p breaker-runtime --features http-endpoint --test browser`.
 
 use std::sync::Arc;
