@@ -157,7 +157,10 @@ impl Policy {
         let mut attempts = Attempts::begin(self, breaker);
         let run = async {
             loop {
-                let slot = attempts.slot().await?;
+                let slot = match attempts.slot_now() {
+                    Some(slot) => slot,
+                    None => attempts.slot().await?,
+                };
                 // Classified once, inside the breaker's call (where a panicking classifier
                 // counts as a failure), and the verdict kept beside the value for the retry.
                 let body = make();
@@ -172,11 +175,17 @@ impl Policy {
                     )
                     .await;
                 drop(slot);
-                if !attempts.again(Attempted::of(&outcome)).await {
-                    return outcome.map(|(value, _)| value);
+                match attempts.retry(Attempted::of(&outcome)) {
+                    None => return outcome.map(|(value, _)| value),
+                    Some(wait) => attempts::backoff(wait).await,
                 }
             }
         };
+        // As the attribute does: a free slot is taken at once, the policy is asked after an
+        // attempt ends, and attempts without a deadline are not wrapped in one.
+        if self.settings.deadline.is_none() {
+            return run.await;
+        }
         attempts::within_deadline(self, breaker, run).await
     }
 }
