@@ -45,8 +45,8 @@ pub(super) fn attempts(
     };
     // Retries alone: no slot to take and no deadline to run under, so the attempts are a plain
     // loop in the guarded fn's own future, and a first attempt that answers polls nothing of
-    // the policy's (the loop through `Attempts::again` and `within_deadline` cost such a call
-    // 45 ns more than the attribute without `retries`).
+    // the policy's (through `Attempts::again` and `within_deadline` such a call cost 48 ns; it
+    // costs 17, the call without `retries` and the budget's deposit).
     if policy.deadline.is_none() && policy.max_concurrent.is_none() && policy.retries > 0 {
         return quote! {
             {
