@@ -112,6 +112,7 @@ impl<'a> Attempts<'a> {
         self.retry_failed()
     }
 
+    /// The decision after a failed attempt, out of the way of the calls that answer at once.
     #[cold]
     fn retry_failed(&mut self) -> Option<Duration> {
         let failed = CallEvent::Retry {
