@@ -40,61 +40,62 @@ async fn lookup(key: u64) -> Result<Row, DbError> {
             max_concurrent: ::core::option::Option::Some(8u32),
             ..::breaker_runtime::__private::PolicySettings::DEFAULT
         }));
-        let __breaker_policy: &'static ::breaker_runtime::__private::Policy = &__BREAKER_POLICY;
         let mut __breaker_attempts = ::breaker_runtime::__private::Attempts::begin(
-            __breaker_policy,
+            &__BREAKER_POLICY,
             __breaker,
         );
-        async {
-            loop {
-                let __breaker_slot = match __breaker_attempts.slot_now() {
-                    ::core::option::Option::Some(__breaker_slot) => __breaker_slot,
-                    ::core::option::Option::None => {
-                        match __breaker_attempts.slot().await {
-                            ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
-                            ::core::result::Result::Err(__breaker_full) => {
-                                break ::core::result::Result::Err(__breaker_full);
-                            }
+        '__breaker_attempts: loop {
+            let __breaker_slot = match __breaker_attempts.slot_now() {
+                ::core::option::Option::Some(__breaker_slot) => __breaker_slot,
+                ::core::option::Option::None => {
+                    match __breaker_attempts.slot().await {
+                        ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
+                        ::core::result::Result::Err(__breaker_full) => {
+                            let __breaker_refused = ::core::result::Result::Err(
+                                __breaker_full,
+                            );
+                            break '__breaker_attempts __breaker_refused;
                         }
                     }
-                };
-                #[allow(unused_variables, unused_mut)]
-                let key = ::breaker_runtime::__private::RetryArg::duplicate(&key);
-                let __breaker_attempt = __breaker
-                    .call_with(
-                        async {
-                            let __breaker_value = async {
-                                if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
-                                    Result<Row, DbError>,
-                                > {
-                                    #[allow(unreachable_code)] return __breaker_ret;
-                                }
-                                let __breaker_ret: Result<Row, DbError> = {
-                                    db::row(key).await
-                                };
-                                #[allow(unreachable_code)] __breaker_ret
-                            }
-                                .await;
-                            let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                }
+            };
+            #[allow(unused_variables, unused_mut)]
+            let key = ::breaker_runtime::__private::RetryArg::duplicate(&key);
+            let __breaker_attempt = __breaker
+                .call_with(
+                    async {
+                        let __breaker_value = async {
+                            if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
                                 Result<Row, DbError>,
-                            >(&__breaker_value);
-                            (__breaker_value, __breaker_verdict)
-                        },
-                        |(_, __breaker_verdict)| *__breaker_verdict,
-                    )
-                    .await;
-                ::core::mem::drop(__breaker_slot);
-                if !__breaker_attempts
-                    .again(
-                        ::breaker_runtime::__private::Attempted::of(&__breaker_attempt),
-                    )
-                    .await
-                {
-                    break __breaker_attempt;
+                            > {
+                                #[allow(unreachable_code)] return __breaker_ret;
+                            }
+                            let __breaker_ret: Result<Row, DbError> = {
+                                db::row(key).await
+                            };
+                            #[allow(unreachable_code)] __breaker_ret
+                        }
+                            .await;
+                        let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                            Result<Row, DbError>,
+                        >(&__breaker_value);
+                        (__breaker_value, __breaker_verdict)
+                    },
+                    |(_, __breaker_verdict)| *__breaker_verdict,
+                )
+                .await;
+            ::core::mem::drop(__breaker_slot);
+            match __breaker_attempts
+                .retry(::breaker_runtime::__private::Attempted::of(&__breaker_attempt))
+            {
+                ::core::option::Option::None => {
+                    break '__breaker_attempts __breaker_attempt;
+                }
+                ::core::option::Option::Some(__breaker_wait) => {
+                    ::breaker_runtime::__private::backoff(__breaker_wait).await
                 }
             }
         }
-            .await
     };
     match __breaker_outcome {
         ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,

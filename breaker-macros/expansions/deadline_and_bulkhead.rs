@@ -45,51 +45,57 @@ async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
             ),
             ..::breaker_runtime::__private::PolicySettings::DEFAULT
         }));
-        let __breaker_policy: &'static ::breaker_runtime::__private::Policy = &__BREAKER_POLICY;
         let __breaker_attempts = ::breaker_runtime::__private::Attempts::begin(
-            __breaker_policy,
+            &__BREAKER_POLICY,
             __breaker,
         );
         ::breaker_runtime::__private::within_deadline(
-                __breaker_policy,
+                &__BREAKER_POLICY,
                 __breaker,
                 async {
-                    let __breaker_slot = match __breaker_attempts.slot_now() {
-                        ::core::option::Option::Some(__breaker_slot) => __breaker_slot,
-                        ::core::option::Option::None => {
-                            match __breaker_attempts.slot().await {
-                                ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
-                                ::core::result::Result::Err(__breaker_full) => {
-                                    return ::core::result::Result::Err(__breaker_full);
+                    '__breaker_attempts: {
+                        let __breaker_slot = match __breaker_attempts.slot_now() {
+                            ::core::option::Option::Some(__breaker_slot) => {
+                                __breaker_slot
+                            }
+                            ::core::option::Option::None => {
+                                match __breaker_attempts.slot().await {
+                                    ::core::result::Result::Ok(__breaker_slot) => __breaker_slot,
+                                    ::core::result::Result::Err(__breaker_full) => {
+                                        let __breaker_refused = ::core::result::Result::Err(
+                                            __breaker_full,
+                                        );
+                                        break '__breaker_attempts __breaker_refused;
+                                    }
                                 }
                             }
-                        }
-                    };
-                    let __breaker_attempt = __breaker
-                        .call_with(
-                            async {
-                                let __breaker_value = async {
-                                    if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
-                                        Result<Vec<Hit>, SearchError>,
-                                    > {
-                                        #[allow(unreachable_code)] return __breaker_ret;
+                        };
+                        let __breaker_attempt = __breaker
+                            .call_with(
+                                async {
+                                    let __breaker_value = async {
+                                        if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
+                                            Result<Vec<Hit>, SearchError>,
+                                        > {
+                                            #[allow(unreachable_code)] return __breaker_ret;
+                                        }
+                                        let __breaker_ret: Result<Vec<Hit>, SearchError> = {
+                                            index(&query).await
+                                        };
+                                        #[allow(unreachable_code)] __breaker_ret
                                     }
-                                    let __breaker_ret: Result<Vec<Hit>, SearchError> = {
-                                        index(&query).await
-                                    };
-                                    #[allow(unreachable_code)] __breaker_ret
-                                }
-                                    .await;
-                                let __breaker_verdict = ::breaker_runtime::__private::classify::<
-                                    Result<Vec<Hit>, SearchError>,
-                                >(&__breaker_value);
-                                (__breaker_value, __breaker_verdict)
-                            },
-                            |(_, __breaker_verdict)| *__breaker_verdict,
-                        )
-                        .await;
-                    ::core::mem::drop(__breaker_slot);
-                    __breaker_attempt
+                                        .await;
+                                    let __breaker_verdict = ::breaker_runtime::__private::classify::<
+                                        Result<Vec<Hit>, SearchError>,
+                                    >(&__breaker_value);
+                                    (__breaker_value, __breaker_verdict)
+                                },
+                                |(_, __breaker_verdict)| *__breaker_verdict,
+                            )
+                            .await;
+                        ::core::mem::drop(__breaker_slot);
+                        __breaker_attempt
+                    }
                 },
             )
             .await

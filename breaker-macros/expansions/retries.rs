@@ -52,7 +52,7 @@ async fn fetch(url: &str) -> Result<String, FetchError> {
             &__BREAKER_POLICY,
             __breaker,
         );
-        loop {
+        '__breaker_attempts: loop {
             let __breaker_attempt = __breaker
                 .call_with(
                     async {
@@ -79,7 +79,9 @@ async fn fetch(url: &str) -> Result<String, FetchError> {
             match __breaker_attempts
                 .retry(::breaker_runtime::__private::Attempted::of(&__breaker_attempt))
             {
-                ::core::option::Option::None => break __breaker_attempt,
+                ::core::option::Option::None => {
+                    break '__breaker_attempts __breaker_attempt;
+                }
                 ::core::option::Option::Some(__breaker_wait) => {
                     ::breaker_runtime::__private::backoff(__breaker_wait).await
                 }

@@ -7,7 +7,11 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
 /// The call's attempts under its policy (retries, deadline, bulkhead): the policy's static, and
-/// the attempts driven by the runtime's `Attempts`, which holds every rule.
+/// the attempts driven by the runtime's `Attempts`, which holds every rule. Only what the
+/// policy has is written: a slot with a bulkhead, a loop with retries, a wrapper with a
+/// deadline, so that an attempt that answers at once polls no future of the policy's (through
+/// one loop for every policy, a first attempt that succeeded with `retries` cost 48 ns against
+/// 17 now, and one with `max_concurrent` 42 against 21).
 pub(super) fn attempts(
     policy: &PolicySettings,
     krate: &TokenStream,
@@ -18,92 +22,68 @@ pub(super) fn attempts(
     let p = quote!(#krate::__private);
     let settings = policy_settings(policy, &p);
     let site = Span::mixed_site();
-    let policy_ref = format_ident!("__breaker_policy", span = site);
     let attempts = format_ident!("__breaker_attempts", span = site);
     let slot = format_ident!("__breaker_slot", span = site);
     let outcome = format_ident!("__breaker_attempt", span = site);
+    let label = syn::Lifetime::new("'__breaker_attempts", site);
+    let retrying = policy.retries > 0;
     // A free place is taken at once; only a full bulkhead polls the future that waits or
-    // refuses.
-    let take_slot = |on_full: TokenStream| {
+    // refuses, and a refusal is the call's answer.
+    let (take_slot, give_back) = match policy.max_concurrent {
+        Some(_) => (
+            quote! {
+                let #slot = match #attempts.slot_now() {
+                    ::core::option::Option::Some(#slot) => #slot,
+                    ::core::option::Option::None => match #attempts.slot().await {
+                        ::core::result::Result::Ok(#slot) => #slot,
+                        ::core::result::Result::Err(__breaker_full) => {
+                            // Bound first: `break 'label ::core::..` would parse as a label.
+                            let __breaker_refused = ::core::result::Result::Err(__breaker_full);
+                            break #label __breaker_refused
+                        }
+                    },
+                };
+            },
+            quote!(::core::mem::drop(#slot);),
+        ),
+        None => (TokenStream::new(), TokenStream::new()),
+    };
+    let run = if retrying {
         quote! {
-            let #slot = match #attempts.slot_now() {
-                ::core::option::Option::Some(#slot) => #slot,
-                ::core::option::Option::None => match #attempts.slot().await {
-                    ::core::result::Result::Ok(#slot) => #slot,
-                    ::core::result::Result::Err(__breaker_full) => #on_full,
-                },
-            };
-        }
-    };
-    // Without a deadline the attempts run as they are, not through `within_deadline`.
-    let bounded = |attempts_block: TokenStream| {
-        if policy.deadline.is_some() {
-            quote!(#p::within_deadline(#policy_ref, #breaker, #attempts_block))
-        } else {
-            attempts_block
-        }
-    };
-    // Retries alone: no slot to take and no deadline to run under, so the attempts are a plain
-    // loop in the guarded fn's own future, and a first attempt that answers polls nothing of
-    // the policy's (through `Attempts::again` and `within_deadline` such a call cost 48 ns; it
-    // costs 17, the call without `retries` and the budget's deposit).
-    if policy.deadline.is_none() && policy.max_concurrent.is_none() && policy.retries > 0 {
-        return quote! {
-            {
-                static __BREAKER_POLICY: #p::LazyLock<#p::Policy> =
-                    #p::LazyLock::new(|| #p::Policy::__checked(#settings));
-                let mut #attempts = #p::Attempts::begin(&__BREAKER_POLICY, #breaker);
-                loop {
-                    #(#copies)*
-                    let #outcome = #attempt;
-                    match #attempts.retry(#p::Attempted::of(&#outcome)) {
-                        ::core::option::Option::None => break #outcome,
-                        ::core::option::Option::Some(__breaker_wait) => #p::backoff(__breaker_wait).await,
-                    }
+            #label: loop {
+                #take_slot
+                #(#copies)*
+                let #outcome = #attempt;
+                #give_back
+                match #attempts.retry(#p::Attempted::of(&#outcome)) {
+                    ::core::option::Option::None => break #label #outcome,
+                    ::core::option::Option::Some(__breaker_wait) => #p::backoff(__breaker_wait).await,
                 }
             }
-        };
-    }
-    let run = if policy.retries == 0 {
-        let take_slot = take_slot(quote!(return ::core::result::Result::Err(__breaker_full)));
-        let bounded = bounded(quote! {
-            async {
+        }
+    } else if policy.max_concurrent.is_some() {
+        quote! {
+            #label: {
                 #take_slot
                 let #outcome = #attempt;
-                ::core::mem::drop(#slot);
+                #give_back
                 #outcome
             }
-        });
-        quote! {
-            let #attempts = #p::Attempts::begin(#policy_ref, #breaker);
-            #bounded
         }
     } else {
-        let take_slot = take_slot(quote!(break ::core::result::Result::Err(__breaker_full)));
-        let bounded = bounded(quote! {
-            async {
-                loop {
-                    #take_slot
-                    #(#copies)*
-                    let #outcome = #attempt;
-                    ::core::mem::drop(#slot);
-                    if !#attempts.again(#p::Attempted::of(&#outcome)).await {
-                        break #outcome;
-                    }
-                }
-            }
-        });
-        quote! {
-            let mut #attempts = #p::Attempts::begin(#policy_ref, #breaker);
-            #bounded
-        }
+        attempt.clone()
     };
+    let run = match policy.deadline {
+        Some(_) => quote!(#p::within_deadline(&__BREAKER_POLICY, #breaker, async { #run }).await),
+        None => run,
+    };
+    let mutable = retrying.then(|| quote!(mut));
     quote! {
         {
             static __BREAKER_POLICY: #p::LazyLock<#p::Policy> =
                 #p::LazyLock::new(|| #p::Policy::__checked(#settings));
-            let #policy_ref: &'static #p::Policy = &__BREAKER_POLICY;
-            #run.await
+            let #mutable #attempts = #p::Attempts::begin(&__BREAKER_POLICY, #breaker);
+            #run
         }
     }
 }

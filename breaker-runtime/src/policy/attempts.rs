@@ -37,7 +37,7 @@ impl Attempted {
 }
 
 /// A call's way through its policy: made by [`Attempts::begin`], asked for a slot before each
-/// attempt and whether to go [`again`](Attempts::again) after it.
+/// attempt and whether to [`retry`](Attempts::retry) after it.
 pub struct Attempts<'a> {
     policy: &'a Policy,
     breaker: &'a Breaker,
@@ -87,23 +87,12 @@ impl<'a> Attempts<'a> {
         }
     }
 
-    /// Whether to attempt again after an attempt that ended as `attempted`; if so, after the
-    /// backoff's wait. Never after a final outcome, never past `retries`, never beyond the
-    /// budget. With the circuit open, at once and without spending the budget: the next
-    /// attempt is turned away, and its rejection is the call's answer.
-    pub async fn again(&mut self, attempted: Attempted) -> bool {
-        match self.retry(attempted) {
-            Some(wait) => {
-                backoff(wait).await;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// [`again`](Attempts::again)'s decision without its wait: the wait before the next attempt,
-    /// or `None` for no other attempt. Kept apart so that a call whose first attempt answers
-    /// polls no future of the policy's at all.
+    /// Whether to attempt again after an attempt that ended as `attempted`: the wait before the
+    /// next attempt ([`backoff`]), or `None` for no other attempt. Never after a final outcome,
+    /// never past `retries`, never beyond the budget. With the circuit open, at once and without
+    /// spending the budget: the next attempt is turned away, and its rejection is the call's
+    /// answer. A decision without its wait, so that a call whose first attempt answers polls no
+    /// future of the policy's at all.
     #[inline]
     pub fn retry(&mut self, attempted: Attempted) -> Option<Duration> {
         if attempted == Attempted::Final || self.retried >= self.policy.settings.retries {
