@@ -406,3 +406,74 @@ fn four_threads_calling_while_another_reconfigures_200_times_lose_no_call() {
     assert_eq!(breaker.config().window(), Window::Count(9_000));
     assert_eq!(breaker.config().threshold().percent(), 60.0);
 }
+
+/// Issue 45's report: a count window that keeps its size judged the next outcome by the old
+/// rules whenever that outcome left the counts as they were (a failure pushing out a failure).
+#[test]
+fn a_lower_threshold_with_the_same_window_judges_an_outcome_that_changes_no_count() {
+    for threshold in [30.0, 25.0, 20.0] {
+        let breaker = Breaker::new(config(count(10).min_calls(10).threshold(60.0)));
+        record(&breaker, &[F, F, F, S, S, S, S, S, S, S]);
+        assert_eq!(breaker.state(), State::Closed, "3 of 10 at 60%");
+        breaker
+            .reconfigure(config(count(10).min_calls(10).threshold(threshold)))
+            .unwrap();
+        assert_eq!(
+            breaker.state(),
+            State::Closed,
+            "nothing judged at the change"
+        );
+        record(&breaker, &[F]);
+        assert_eq!(tally(&breaker), (10, 3), "the failure pushed out a failure");
+        assert_eq!(
+            breaker.state(),
+            State::Open,
+            "3 of 10 reaches {threshold}%: the new rule judged the next outcome"
+        );
+    }
+}
+
+/// The same with a success that pushes out a success, and with `min_calls` lowered.
+#[test]
+fn a_success_that_changes_no_count_is_judged_by_the_new_rules_too() {
+    let breaker = Breaker::new(config(count(4).min_calls(4).threshold(60.0)));
+    record(&breaker, &[S, F, F, S]);
+    breaker
+        .reconfigure(config(count(4).min_calls(4).threshold(50.0)))
+        .unwrap();
+    record(&breaker, &[S]);
+    assert_eq!(tally(&breaker), (4, 2), "F F S S");
+    assert_eq!(breaker.state(), State::Open, "2 of 4 reaches 50%");
+}
+
+/// Half-open, the probes are judged by the options in force when each ends: a `slow_call` set
+/// during the break makes a slow probe a failed one, and taken off, a slow probe succeeds.
+#[tokio::test(start_paused = true)]
+async fn a_half_open_circuit_judges_its_probes_by_the_new_slow_call() {
+    let rules = |slow: Option<u64>| {
+        let builder = count(1).break_duration(Duration::from_secs(1));
+        config(match slow {
+            Some(ms) => builder.slow_call(Duration::from_millis(ms)),
+            None => builder,
+        })
+    };
+    let breaker = Breaker::new(rules(None));
+    record(&breaker, &[F]);
+    breaker.reconfigure(rules(Some(50))).unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let probe = breaker.try_acquire().expect("the probe");
+    tokio::time::advance(Duration::from_millis(80)).await;
+    probe.record(S);
+    assert_eq!(
+        breaker.state(),
+        State::Open,
+        "slower than the new slow_call"
+    );
+
+    breaker.reconfigure(rules(None)).unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let probe = breaker.try_acquire().expect("the next probe");
+    tokio::time::advance(Duration::from_millis(80)).await;
+    probe.record(S);
+    assert_eq!(breaker.state(), State::Closed, "no slow_call: a success");
+}

@@ -104,10 +104,11 @@ impl CountWindow {
         if outcome == Outcome::Success && tallies == self.full_of_successes(generation) {
             // Every slot holds a success, so one more success changes neither the counts nor
             // which outcomes the window holds: there is nothing to write. This is the steady
-            // state of a healthy dependency, and it costs one load.
+            // state of a healthy dependency, and it costs one load. Nothing to judge either,
+            // by any rules: no failure and no slow call reach a threshold above 0%.
             return Ok(None);
         }
-        self.write(generation, outcome, current_generation)
+        self.write(generation, outcome, tallies, current_generation)
     }
 
     // Inline: out of line, the path of a success into a window that holds a failure (the
@@ -118,11 +119,16 @@ impl CountWindow {
         &self,
         generation: u32,
         outcome: Outcome,
+        tallies: u64,
         current_generation: impl Fn() -> u32,
     ) -> Recorded {
         let Some(index) = self.claim(generation) else {
             return Ok(None);
         };
+        // An outcome that changes no count is judged all the same, on the counts read before
+        // it: the rules may have changed since those counts were last judged (a threshold
+        // lowered on a live breaker), and the new rules judge from the next recorded outcome.
+        let unchanged = || Ok(consistent(unpack(tallies)));
         let word = self.word(index);
         let shift = 2 * (index % SLOTS_PER_WORD);
         let gen_tag = u64::from(generation & GEN_MASK);
@@ -134,7 +140,7 @@ impl CountWindow {
         {
             // The slot already says what we would write: the window holds the same outcomes
             // in the same places whether we write or not, so we don't.
-            return Ok(None);
+            return unchanged();
         }
         let evicted = loop {
             if seen == SEALED {
@@ -161,7 +167,7 @@ impl CountWindow {
             }
         };
         if evicted == Some(outcome) {
-            return Ok(None);
+            return unchanged();
         }
 
         let mut word = self.tallies.load(Ordering::Relaxed);

@@ -97,9 +97,11 @@ impl Window {
     }
 
     /// Records an outcome of a call admitted in `generation`, completing now. Returns the tally
-    /// to judge, or `None` when there is nothing new to judge: the outcome belonged to an earlier
-    /// period, changed no count, or was a success that cannot have reached a threshold; or
-    /// [`Moved`] when the window was sealed first.
+    /// to judge, or `None` when no rules could open the circuit on it: the outcome belonged to
+    /// an earlier period or found its bucket full, or it was a success into a window holding no
+    /// failure and no slow call; or [`Moved`] when the window was sealed first. An outcome that
+    /// leaves the counts as they were is judged too, since the rules may have changed since
+    /// they were last judged.
     #[inline]
     pub(crate) fn record(
         &self,
