@@ -477,3 +477,129 @@ async fn a_half_open_circuit_judges_its_probes_by_the_new_slow_call() {
     probe.record(S);
     assert_eq!(breaker.state(), State::Closed, "no slow_call: a success");
 }
+
+/// Issue 45: what opened the circuit is told by the rules that judged it then, not by those in
+/// force when it is read.
+#[test]
+fn the_opening_names_the_threshold_and_window_that_judged_it_as_they_were() {
+    let breaker = Arc::new(Breaker::new(config(
+        count(10)
+            .min_calls(10)
+            .threshold(60.0)
+            .name("reconfigure-opening"),
+    )));
+    registry()
+        .register(Arc::clone(&breaker))
+        .expect("a free name");
+    record(&breaker, &[F, F, F, F, F, S, S, S, S, F]);
+    assert_eq!(breaker.state(), State::Open);
+    breaker
+        .reconfigure(config(count(20).threshold(70.0)))
+        .unwrap();
+    let opened = breaker.snapshot().last_opened.expect("open");
+    assert_eq!(opened.threshold, 60.0, "not the 70% set since");
+    assert_eq!(
+        opened.window,
+        Some(Window::Count(10)),
+        "not the 20 set since"
+    );
+    assert_eq!(
+        opened.to_string(),
+        "failure rate 60% reached the threshold of 60% over 10 calls (6 failed, 0 slow)"
+    );
+    let rejection = breaker.try_acquire().unwrap_err();
+    assert!(
+        rejection
+            .to_string()
+            .contains("reached the threshold of 60%"),
+        "{rejection}"
+    );
+}
+
+/// In shadow mode the configuration says so too, whoever set the mode.
+#[test]
+fn the_configuration_of_a_shadow_breaker_says_shadow() {
+    let breaker = Breaker::new(config(count(10)));
+    breaker.set_mode(Mode::Shadow);
+    assert_eq!(breaker.config().mode(), Mode::Shadow);
+    let snapshot = breaker.snapshot();
+    assert_eq!(
+        (snapshot.mode, snapshot.config.mode()),
+        (Mode::Shadow, Mode::Shadow)
+    );
+    breaker.set_mode(Mode::Enforce);
+    assert_eq!(breaker.snapshot().config.mode(), Mode::Enforce);
+}
+
+/// Issue 45: code changes one option and keeps the others, as the endpoint does, where a
+/// `Config` from the builder put every other option back to the builder's defaults.
+#[test]
+fn update_changes_the_options_named_and_keeps_every_other() {
+    let built = count(8)
+        .threshold(30.0)
+        .timeout(Duration::from_secs(2))
+        .slow_call(Duration::from_millis(500))
+        .slow_threshold(40.0)
+        .probes(3)
+        .build()
+        .unwrap();
+    let breaker = Breaker::new(built.clone());
+    let change = breaker.update(Config::builder().threshold(20.0)).unwrap();
+    assert_eq!(change.changed(), ["threshold"]);
+    let now = breaker.config();
+    assert_eq!(now.threshold().percent(), 20.0);
+    assert_eq!(now.timeout(), Some(Duration::from_secs(2)), "the 2 s kept");
+    assert_eq!(
+        (now.window(), now.probes(), now.slow_threshold()),
+        (built.window(), 3, built.slow_threshold())
+    );
+
+    // A new window brings its own min_calls, as in the attribute and the endpoint.
+    let change = breaker.update(Config::builder().count_window(4)).unwrap();
+    assert_eq!(change.changed(), ["window", "min_calls"]);
+    assert_eq!(breaker.config().min_calls(), 4);
+
+    // Each value is checked, and the rules between options on the result.
+    assert!(breaker.update(Config::builder().threshold(150.0)).is_err());
+    assert_eq!(
+        breaker.update(Config::builder().min_calls(5)).unwrap_err(),
+        ConfigError::MinCallsAboveWindow {
+            min_calls: 5,
+            window: 4
+        }
+    );
+    assert_eq!(
+        breaker.config().threshold().percent(),
+        20.0,
+        "nothing changed"
+    );
+
+    // The builder's other way: from a configuration, some options set again.
+    let lower = breaker
+        .config()
+        .to_builder()
+        .threshold(10.0)
+        .build()
+        .unwrap();
+    assert_eq!(lower.timeout(), Some(Duration::from_secs(2)));
+    assert_eq!(lower.min_calls(), 4);
+}
+
+/// Where the options in force came from, as the snapshot says it.
+#[test]
+fn the_snapshot_says_where_the_options_in_force_came_from() {
+    use breaker_runtime::ConfigSource;
+    let breaker = Breaker::new(config(count(10)));
+    assert_eq!(breaker.snapshot().config_source, ConfigSource::Built);
+    breaker.update(Config::builder().threshold(40.0)).unwrap();
+    assert_eq!(breaker.snapshot().config_source, ConfigSource::Code);
+    assert_eq!(
+        breaker.last_reconfigured().unwrap().source,
+        ConfigSource::Code
+    );
+    let reset = breaker.reset_config();
+    assert_eq!(reset.source, ConfigSource::Built);
+    let snapshot = breaker.snapshot();
+    assert_eq!(snapshot.config_source, ConfigSource::Built);
+    assert!(snapshot.config_changed.is_some(), "put back, at a time");
+}

@@ -98,7 +98,20 @@ async fn lookup(key: u64) -> Result<Row, DbError> {
         }
     };
     match __breaker_outcome {
-        ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
+        ::core::result::Result::Ok((__breaker_value, __breaker_verdict)) => {
+            if __breaker_verdict == ::breaker_runtime::Verdict::Failure {
+                ::breaker_runtime::__private::note_failed(
+                    __breaker,
+                    &__breaker_value,
+                    |__breaker_failed| {
+                        use ::breaker_runtime::__private::DescribeFailure as _;
+                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                            .failure()
+                    },
+                );
+            }
+            __breaker_value
+        }
         ::core::result::Result::Err(__breaker_error) => {
             <Result<
                 Row,

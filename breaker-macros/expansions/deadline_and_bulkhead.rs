@@ -111,14 +111,15 @@ async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
             if let ::core::result::Result::Ok(
                 (__breaker_failed, ::breaker_runtime::Verdict::Failure),
             ) = &__breaker_unanswered {
-                if __breaker.state() == ::breaker_runtime::State::Open {
-                    use ::breaker_runtime::__private::DescribeFailure as _;
-                    ::breaker_runtime::__private::note_failure(
-                        __breaker,
+                ::breaker_runtime::__private::note_failed(
+                    __breaker,
+                    __breaker_failed,
+                    |__breaker_failed| {
+                        use ::breaker_runtime::__private::DescribeFailure as _;
                         (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                            .failure(),
-                    );
-                }
+                            .failure()
+                    },
+                );
             }
             ::core::mem::drop(__breaker_unanswered);
             {

@@ -98,14 +98,15 @@ async fn quote(sku: u32, currency: &str) -> Result<Quote, QuoteError> {
         ::core::result::Result::Ok(
             (__breaker_value, ::breaker_runtime::Verdict::Failure),
         ) => {
-            if __breaker.state() == ::breaker_runtime::State::Open {
-                use ::breaker_runtime::__private::DescribeFailure as _;
-                ::breaker_runtime::__private::note_failure(
-                    __breaker,
-                    (&&&&::breaker_runtime::__private::Describe(&__breaker_value))
-                        .failure(),
-                );
-            }
+            ::breaker_runtime::__private::note_failed(
+                __breaker,
+                &__breaker_value,
+                |__breaker_failed| {
+                    use ::breaker_runtime::__private::DescribeFailure as _;
+                    (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                        .failure()
+                },
+            );
             if let ::core::option::Option::Some(__breaker_stale) = <Result<
                 Quote,
                 QuoteError,

@@ -77,35 +77,7 @@ impl Patch {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn apply(&self, base: Settings) -> Result<Settings, ConfigError> {
-        let mut next = base;
-        let v = &self.values;
-        for option in self.options() {
-            match option {
-                "threshold" => next.threshold = v.threshold,
-                "window" => next.window = v.window,
-                "min_calls" => next.min_calls = v.min_calls,
-                "timeout" => next.timeout = v.timeout,
-                "break_duration" => next.break_duration = v.break_duration,
-                "max_break_duration" => next.max_break_duration = v.max_break_duration,
-                "break_growth" => next.break_growth = v.break_growth,
-                "break_jitter" => next.break_jitter = v.break_jitter,
-                "probes" => next.probes = v.probes,
-                "slow_call" => next.slow_call = v.slow_call,
-                "slow_threshold" => next.slow_threshold = v.slow_threshold,
-                "mode" => next.mode = v.mode,
-                // Deserialization admits no other option.
-                _ => {}
-            }
-        }
-        if self.names("window") && !self.names("min_calls") {
-            next.min_calls = None;
-        }
-        next.check()?;
-        Ok(next)
-    }
-
-    fn names(&self, option: &str) -> bool {
-        self.named.contains(&option)
+        base.patched(&self.values, &self.named)
     }
 }
 

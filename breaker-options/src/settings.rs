@@ -104,6 +104,54 @@ impl Settings {
         }
     }
 
+    /// These settings with the `options` named (canonical names, as
+    /// [`canonical`](crate::canonical) gives them) set to their values in `values`, and checked:
+    /// a change of some options on a live breaker, every option not named keeping its value.
+    ///
+    /// Three options follow another, as they do in the attribute, so the result means what the
+    /// same options written in the attribute would: naming `window` without `min_calls` puts
+    /// `min_calls` back to the new window's default; naming `slow_call` without
+    /// `slow_threshold`, or `max_break_duration` without `break_growth`, keeps the one that
+    /// follows. A name that is no option of the breaker's own is ignored.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_options::{Settings, Window};
+    ///
+    /// let live = Settings { timeout: Some(Duration::from_secs(2)), ..Settings::DEFAULT };
+    /// let wanted = Settings { window: Window::Count(8), ..Settings::DEFAULT };
+    /// let next = live.patched(&wanted, &["window"])?;
+    /// assert_eq!(next.window, Window::Count(8));
+    /// assert_eq!(next.timeout, Some(Duration::from_secs(2)), "not named: kept");
+    /// # Ok::<(), breaker_options::ConfigError>(())
+    /// ```
+    pub fn patched(self, values: &Settings, options: &[&str]) -> Result<Settings, ConfigError> {
+        let mut next = self;
+        let v = values;
+        for &option in options {
+            match option {
+                "threshold" => next.threshold = v.threshold,
+                "window" => next.window = v.window,
+                "min_calls" => next.min_calls = v.min_calls,
+                "timeout" => next.timeout = v.timeout,
+                "break_duration" => next.break_duration = v.break_duration,
+                "max_break_duration" => next.max_break_duration = v.max_break_duration,
+                "break_growth" => next.break_growth = v.break_growth,
+                "break_jitter" => next.break_jitter = v.break_jitter,
+                "probes" => next.probes = v.probes,
+                "slow_call" => next.slow_call = v.slow_call,
+                "slow_threshold" => next.slow_threshold = v.slow_threshold,
+                "mode" => next.mode = v.mode,
+                _ => {}
+            }
+        }
+        if options.contains(&"window") && !options.contains(&"min_calls") {
+            next.min_calls = None;
+        }
+        next.check()?;
+        Ok(next)
+    }
+
     /// The first rule these settings break, if any.
     pub fn check(&self) -> Result<(), ConfigError> {
         first(self.violations())

@@ -300,11 +300,17 @@ impl<'a, T> DescribeFailure<'a> for Describe<'a, T> {
     }
 }
 
-/// Tells `breaker` what a counted failure said, if anything (see [`crate::Breaker::note_failure`]).
+/// Tells `breaker` what the counted failure `value` said, as `describe` reads it, if the
+/// circuit is open and has not heard it yet (see [`crate::Breaker::note_failure`]). Out of line,
+/// so that a guarded fn's way back from a call carries a comparison and a call, no more.
 #[cold]
 #[inline(never)]
-pub fn note_failure(breaker: &crate::Breaker, message: Option<Message<'_>>) {
-    if let Some(message) = message {
+pub fn note_failed<T>(
+    breaker: &crate::Breaker,
+    value: &T,
+    describe: for<'a> fn(&'a T) -> Option<Message<'a>>,
+) {
+    if let Some(message) = describe(value) {
         breaker.note_failure(&message);
     }
 }

@@ -219,7 +219,7 @@ pub use core::breaker::observer::{
 pub use core::breaker::permit::{OwnedPermit, Permit};
 pub use core::breaker::remote::{Heeded, Order};
 pub use core::breaker::snapshot::Snapshot;
-pub use core::breaker::{Breaker, DrillError, Reconfigured};
+pub use core::breaker::{Breaker, ConfigSource, DrillError, Reconfigured};
 pub use core::call::{Call, OwnedCall};
 pub use core::config::{
     BreakGrowth, Config, ConfigBuilder, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW,

@@ -4,11 +4,16 @@
 //! breakers and its own file.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use breaker_runtime::config_file::{ConfigFile, FileError};
-use breaker_runtime::{Breaker, Config, Mode, registry};
+use breaker_runtime::{Breaker, Config, ConfigSource, Mode, registry};
+
+#[path = "support/logged.rs"]
+mod logged;
+use logged::Logged;
 
 fn registered(name: &str) -> Arc<Breaker> {
     let config = Config::builder().name(name.to_string()).probes(3);
@@ -28,6 +33,18 @@ impl TempFile {
 
     fn write(&self, text: &str) {
         std::fs::write(&self.0, text).unwrap();
+        self.touch();
+    }
+
+    /// Moves the file's modification time, as a save or `touch` does. Each write gets a time
+    /// of its own: two writes within one tick of the file system's clock would otherwise read
+    /// the same, as no two saves by hand do.
+    fn touch(&self) {
+        static SAVES: AtomicU64 = AtomicU64::new(0);
+        let save = SAVES.fetch_add(1, Ordering::Relaxed);
+        let at = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + save);
+        let file = std::fs::File::options().write(true).open(&self.0).unwrap();
+        file.set_modified(at).unwrap();
     }
 }
 
@@ -174,48 +191,6 @@ fn a_missing_file_is_an_error() {
     assert!(matches!(error, FileError::Read { .. }), "{error}");
 }
 
-/// The lines logged on this thread at INFO and above.
-#[derive(Clone, Default)]
-struct Logged(Arc<Mutex<Vec<(tracing::Level, String)>>>);
-
-impl Logged {
-    fn lines(&self, level: tracing::Level) -> Vec<String> {
-        let lines = self.0.lock().unwrap();
-        lines
-            .iter()
-            .filter(|(l, _)| *l == level)
-            .map(|(_, m)| m.clone())
-            .collect()
-    }
-}
-
-impl tracing::Subscriber for Logged {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() <= tracing::Level::INFO
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Message(String);
-        impl tracing::field::Visit for Message {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                if field.name() == "message" {
-                    self.0 = format!("{value:?}");
-                }
-            }
-        }
-        let mut message = Message(String::new());
-        event.record(&mut message);
-        let level = *event.metadata().level();
-        self.0.lock().unwrap().push((level, message.0));
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 const EVERY: Duration = Duration::from_secs(1);
 
 /// Starts watching `file`, and lets the test run half an interval apart from the watch's looks,
@@ -235,8 +210,7 @@ async fn looks(n: u32) {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_watched_file_applies_at_once_and_again_when_it_changes() {
-    let logged = Logged::default();
-    let _log = tracing::subscriber::set_default(logged.clone());
+    let logged = Logged::capture();
     let breaker = registered("file::watched");
     let file = TempFile::new("watched", "toml");
     file.write("[\"file::watched\"]\nthreshold = \"40%\"\n");
@@ -278,8 +252,7 @@ async fn a_watched_file_applies_at_once_and_again_when_it_changes() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_bad_version_is_logged_once_applies_nothing_and_the_next_good_one_applies() {
-    let logged = Logged::default();
-    let _log = tracing::subscriber::set_default(logged.clone());
+    let logged = Logged::capture();
     let good = registered("file::watched-good");
     let _bad = registered("file::watched-bad");
     let file = TempFile::new("watched-bad", "toml");
@@ -310,10 +283,18 @@ async fn a_bad_version_is_logged_once_applies_nothing_and_the_next_good_one_appl
         "[\"file::watched-bad\"]\nslow_call = \"1s\"\nslow_threshold = \"40%\"\n",
     ));
     looks(2).await;
+    let info = logged.lines(tracing::Level::INFO);
     assert_eq!(
-        logged.lines(tracing::Level::INFO).len(),
-        2,
-        "one line per breaker changed"
+        info.len(),
+        3,
+        "one line per breaker changed, and the file's: {info:?}"
+    );
+    assert!(
+        info[2].starts_with(&format!(
+            "{} applied again, after: {expected}",
+            file.0.display()
+        )),
+        "{info:?}"
     );
     assert_eq!(logged.lines(tracing::Level::ERROR).len(), 1);
     assert_eq!(good.config().threshold().percent(), 40.0);
@@ -321,8 +302,7 @@ async fn a_bad_version_is_logged_once_applies_nothing_and_the_next_good_one_appl
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_breaker_registered_after_the_watch_started_gets_the_file_as_it_is() {
-    let logged = Logged::default();
-    let _log = tracing::subscriber::set_default(logged.clone());
+    let logged = Logged::capture();
     let file = TempFile::new("late", "toml");
     file.write("[\"file::late\"]\nprobes = 5\n");
 
@@ -337,11 +317,95 @@ async fn a_breaker_registered_after_the_watch_started_gets_the_file_as_it_is() {
 
     let breaker = registered("file::late");
     looks(1).await;
-    assert_eq!(
-        logged.lines(tracing::Level::INFO).len(),
-        1,
-        "applied, the file unchanged"
-    );
+    let info = logged.lines(tracing::Level::INFO);
+    assert_eq!(info.len(), 2, "applied, the file unchanged: {info:?}");
+    assert!(info[1].contains(" applied again, after: "), "{info:?}");
     assert_eq!(logged.lines(tracing::Level::ERROR).len(), 1);
     assert_eq!(breaker.config().probes(), 5);
+}
+
+/// Issue 45: a save with the contents of the last one is applied whole, so an option changed
+/// meanwhile from code, the endpoint or `reset_config` gets the file's value back, and the
+/// snapshot says where the options in force came from.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn every_save_is_applied_whole_even_with_the_contents_of_the_last() {
+    let breaker = registered("file::truth");
+    let file = TempFile::new("truth", "toml");
+    let text = "[\"file::truth\"]\nbreak_duration = \"8s\"\n";
+    file.write(text);
+    let _watch = watched(&file).await;
+    looks(1).await;
+    assert_eq!(breaker.config().break_duration(), Duration::from_secs(8));
+    assert_eq!(
+        breaker.snapshot().config_source,
+        ConfigSource::File(file.0.clone())
+    );
+
+    breaker
+        .update(Config::builder().break_duration(Duration::from_secs(9)))
+        .unwrap();
+    assert_eq!(breaker.snapshot().config_source, ConfigSource::Code);
+    looks(2).await;
+    assert_eq!(
+        breaker.config().break_duration(),
+        Duration::from_secs(9),
+        "no save, no change: the drift shows in the source"
+    );
+    file.write(text);
+    looks(1).await;
+    assert_eq!(
+        breaker.config().break_duration(),
+        Duration::from_secs(8),
+        "saved again as it was: applied"
+    );
+    assert_eq!(
+        breaker.snapshot().config_source,
+        ConfigSource::File(file.0.clone())
+    );
+
+    breaker.reset_config();
+    assert_eq!(breaker.snapshot().config_source, ConfigSource::Built);
+    file.touch();
+    looks(1).await;
+    assert_eq!(
+        breaker.config().break_duration(),
+        Duration::from_secs(8),
+        "touched: applied"
+    );
+}
+
+/// A broken save, then a fix back to the contents applied before: the fix applies (the
+/// breaker was changed from code meanwhile) and says it applied again.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_fix_back_to_the_last_contents_after_a_broken_save_is_applied_again() {
+    let logged = Logged::capture();
+    let breaker = registered("file::fixed-back");
+    let file = TempFile::new("fixed-back", "toml");
+    let text = "[\"file::fixed-back\"]\nthreshold = \"40%\"\n";
+    file.write(text);
+    let _watch = watched(&file).await;
+    looks(1).await;
+    assert_eq!(breaker.config().threshold().percent(), 40.0);
+    breaker.update(Config::builder().threshold(35.0)).unwrap();
+
+    file.write("[\"file::fixed-back\"]\nthreshold = \"40\"\n");
+    looks(2).await;
+    assert_eq!(logged.lines(tracing::Level::ERROR).len(), 1);
+    assert_eq!(
+        breaker.config().threshold().percent(),
+        35.0,
+        "broken: nothing"
+    );
+    file.write(text);
+    looks(1).await;
+    assert_eq!(
+        breaker.config().threshold().percent(),
+        40.0,
+        "fixed: applied"
+    );
+    let info = logged.lines(tracing::Level::INFO);
+    assert!(
+        info.last().unwrap().contains(" applied again, after: "),
+        "{info:?}"
+    );
 }

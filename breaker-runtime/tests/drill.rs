@@ -432,3 +432,36 @@ async fn a_drills_rejections_run_the_fallback() {
     tokio::time::sleep(Duration::from_secs(31)).await;
     assert_eq!(quote("ACME").await.unwrap(), "ACME: live");
 }
+
+#[path = "support/logged.rs"]
+mod logged;
+
+/// Issue 45: a drill's hold says it is a drill, in the snapshot and in its log line, where it
+/// read as an operator's force_open.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_drills_opening_says_it_is_a_drill() {
+    let logged = logged::Logged::capture();
+    let breaker = breaker(Config::builder().name("drilled-reason"));
+    breaker.drill(Duration::from_secs(60)).unwrap();
+    let opened = breaker.snapshot().last_opened.expect("held open");
+    assert_eq!(opened.reason, breaker_runtime::OpenReason::Drill);
+    assert_eq!(opened.reason.as_str(), "drill");
+    assert_eq!(opened.to_string(), "held open for a drill by an operator");
+    let line = logged
+        .all()
+        .into_iter()
+        .find(|l| l.level == tracing::Level::WARN)
+        .unwrap_or_else(|| panic!("the opening's line: {:?}", logged.all()));
+    assert_eq!(line.message, "circuit breaker held open for a drill");
+    assert_eq!(line.field("reason"), Some("drill"));
+
+    breaker.stop_drill();
+    breaker.force_open();
+    let opened = breaker.snapshot().last_opened.unwrap();
+    assert_eq!(
+        opened.reason,
+        breaker_runtime::OpenReason::Forced,
+        "an operator's own hold"
+    );
+    assert_eq!(opened.to_string(), "forced open by an operator");
+}

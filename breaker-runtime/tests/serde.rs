@@ -70,3 +70,45 @@ async fn a_reconfigured_breaker_says_how_long_ago_its_config_changed() {
     assert_eq!(json["config_changed_ms_ago"], 3_000);
     assert_eq!(json["config"]["threshold"], 40.0, "the config in force");
 }
+
+/// Issue 45: the JSON says what opened the circuit by the rules then, where the options came
+/// from, and in shadow mode the configuration says shadow too.
+#[tokio::test(start_paused = true)]
+async fn the_json_tells_the_rule_that_opened_it_the_source_and_the_mode_in_force() {
+    let breaker = Breaker::new(
+        Config::builder()
+            .name("ledger-json")
+            .time_window(Duration::from_secs(30))
+            .min_calls(2)
+            .threshold(60.0)
+            .build()
+            .unwrap(),
+    );
+    let json = serde_json::to_value(breaker.snapshot()).unwrap();
+    assert_eq!(json["config_source"], "built");
+    assert_eq!(json["config_file"], serde_json::Value::Null);
+    for _ in 0..2 {
+        breaker.try_acquire().unwrap().record(Verdict::Failure);
+    }
+    breaker
+        .update(Config::builder().threshold(90.0).count_window(5))
+        .unwrap();
+    breaker.set_mode(breaker_runtime::Mode::Shadow);
+    let json = serde_json::to_value(breaker.snapshot()).unwrap();
+    let opened = &json["last_opened"];
+    assert_eq!(opened["threshold"], 60.0);
+    assert_eq!(opened["window"]["ms"], 30_000);
+    assert!(
+        opened["why"]
+            .as_str()
+            .unwrap()
+            .contains("reached the threshold of 60%"),
+        "{opened}"
+    );
+    assert_eq!(json["config_source"], "code");
+    assert_eq!(json["config"]["threshold"], 90.0);
+    assert_eq!(
+        (&json["mode"], &json["config"]["mode"]),
+        (&"shadow".into(), &"shadow".into())
+    );
+}

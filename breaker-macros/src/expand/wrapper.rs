@@ -78,18 +78,15 @@ pub(super) fn wrap(
     let stale = annotated.and_then(|ret| Stale::new(options, item, ret, &krate));
     // What a counted failure said, kept if the circuit opened on it; only an open circuit
     // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
-    // says nothing. Written into the failure's own arm, so the success and the rejection carry
-    // none of it.
+    // says nothing. Written into the failure's own arm, and the work done out of line, so the
+    // success and the rejection carry none of it.
     let note = |value: TokenStream| {
         annotated.map(|_| {
             quote! {
-                if #breaker.state() == #krate::State::Open {
+                #krate::__private::note_failed(#breaker, #value, |__breaker_failed| {
                     use #krate::__private::DescribeFailure as _;
-                    #krate::__private::note_failure(
-                        #breaker,
-                        (&&&&#krate::__private::Describe(#value)).failure(),
-                    );
-                }
+                    (&&&&#krate::__private::Describe(__breaker_failed)).failure()
+                });
             }
         })
     };
@@ -128,13 +125,28 @@ pub(super) fn wrap(
             quote_spanned!(ret_span=> let _ = <#ret as #krate::__private::FromRejection>::from_rejection;)
         });
         if stale.is_none() {
+            // The failure goes back to the caller, and the breaker keeps what it said too, for
+            // the snapshot of the circuit it opened: one comparison on the way back, the rest
+            // out of line.
+            let noted = note_value.as_ref().map(|note| {
+                quote! {
+                    if __breaker_verdict == #krate::Verdict::Failure {
+                        #note
+                    }
+                }
+            });
+            let verdict = match noted {
+                Some(_) => quote!(__breaker_verdict),
+                None => quote!(_),
+            };
             return quote! {
                 #carries_rejection
                 #guarded
                 match #outcome {
-                    // The failure goes back to the caller, who can read it; noting it here cost
-                    // every call through the attribute 5 ns (benchmarked), so it is not.
-                    ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
+                    ::core::result::Result::Ok((__breaker_value, #verdict)) => {
+                        #noted
+                        __breaker_value
+                    }
                     ::core::result::Result::Err(__breaker_error) => #rejected,
                 }
             };

@@ -50,12 +50,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`ConfigFile::watch`] applies the file at once and again whenever it changes, on tokio:
-//! a bad version is logged (one `tracing` error naming the file, the breaker and the option)
-//! and applies nothing, and the next good version applies.
+//! [`ConfigFile::watch`] applies the file at once and again at every save, on tokio: a bad
+//! version is logged (one `tracing` error naming the file, the breaker and the option) and
+//! applies nothing, and the next good version applies, logged as applied again.
+//!
+//! ## The file is the source of truth when it changes
+//!
+//! Every save of a valid file is applied whole, whatever was applied before: each table's
+//! options are laid over its breaker's options in force, even where the file reads as it did
+//! at the last save. So a change made meanwhile from the endpoint or from code to an option the
+//! file names lasts until the file is next saved (or touched), and then the file's value wins;
+//! an option the file does not name keeps whatever value it has. A breaker's
+//! [snapshot](crate::Snapshot::config_source) says where its options in force came from (as
+//! built, code, the endpoint, or the file), and the endpoint's page shows it beside them, so a
+//! breaker running options its file does not say shows at a glance.
 
 use std::fmt;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -111,14 +121,17 @@ impl ConfigFile {
         apply(&self.path, &text)
     }
 
-    /// Applies the file now, then again whenever it changes, until the handle is dropped or
+    /// Applies the file now, then again at every save, until the handle is dropped or
     /// [stopped](WatchHandle::stop). Every interval it compares the file's modification time
-    /// and length with the last look, and reads it only when they moved; a rewrite with the
-    /// same contents applies nothing. The file is read off the runtime's threads.
+    /// and length with the last look, and reads it when either moved: a save, or a touch. Each
+    /// save is applied whole, even with the contents of the last one, so an option changed
+    /// meanwhile by the endpoint or by code gets the file's value back. The file is read off
+    /// the runtime's threads.
     ///
     /// While the file cannot be read or has a problem, every breaker keeps its options and the
     /// problem is logged once; the file is then read at every look, so that it applies as soon
-    /// as it can (a breaker it names may be registered after the watch started).
+    /// as it can (a breaker it names may be registered after the watch started). The version
+    /// that applies after a problem is logged as applied again.
     ///
     /// # Panics
     ///
@@ -411,8 +424,6 @@ async fn watch(path: Arc<Path>, every: Duration) {
     // A slow disk delays the next look; it does not cause a burst of looks to catch up.
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut stamp = None;
-    // The contents last applied, so a rewrite with the same contents applies nothing.
-    let mut applied: Option<u64> = None;
     // The last problem logged, so a problem that lasts is logged once, not every interval.
     let mut reported: Option<String> = None;
     loop {
@@ -439,17 +450,16 @@ async fn watch(path: Arc<Path>, every: Duration) {
             // The blocking look was cancelled as the runtime shuts down.
             Err(_) => return,
         };
-        let mut hasher = DefaultHasher::new();
-        text.hash(&mut hasher);
-        let hash = hasher.finish();
-        if applied == Some(hash) {
-            reported = None;
-            continue;
-        }
         match apply(&path, &text) {
-            Ok(_) => {
-                applied = Some(hash);
-                reported = None;
+            Ok(applied) => {
+                if let Some(problem) = reported.take() {
+                    tracing::info!(
+                        file = %path.display(),
+                        changed = applied.changed.len(),
+                        "{} applied again, after: {problem}",
+                        path.display()
+                    );
+                }
             }
             Err(error) => {
                 // Read again at the next look, though unchanged: a breaker the file names may

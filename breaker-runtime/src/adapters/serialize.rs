@@ -1,6 +1,12 @@
 //! `Serialize` for what dashboards show (feature `serde`): snapshots, states and configurations;
 //! `Deserialize` for configurations, spelled as in the attribute.
 //!
+//! Where the options in force came from is `config_source` (`"built"`, `"code"`,
+//! `"endpoint"` or `"file"`) with `config_file`, the file's path (`null` for any other
+//! source); a snapshot's `config.mode` is the mode the breaker runs in, as its `mode` is. Why
+//! it last opened, `last_opened`, holds the `threshold` and `window` (`{"calls": n}` or
+//! `{"ms": d}`) that judged it as they were then, `null` for an opening no window decided.
+//!
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
 //! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago`,
 //! `config_changed_ms_ago` (`null` while the breaker keeps the config it was built with),
@@ -28,6 +34,7 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use tokio::time::Instant;
 
+use crate::core::breaker::ConfigSource;
 use crate::core::breaker::snapshot::Snapshot;
 use crate::core::config::Config;
 use crate::core::injection::Injecting;
@@ -132,7 +139,7 @@ impl<'de> Deserialize<'de> for Policy {
 impl Serialize for Snapshot {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let now = Instant::now();
-        let mut s = serializer.serialize_struct("Snapshot", 21)?;
+        let mut s = serializer.serialize_struct("Snapshot", 23)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("state", &self.state)?;
         s.serialize_field("mode", self.mode.as_str())?;
@@ -170,6 +177,14 @@ impl Serialize for Snapshot {
             &self
                 .config_changed
                 .map(|at| millis(now.saturating_duration_since(at))),
+        )?;
+        s.serialize_field("config_source", self.config_source.as_str())?;
+        s.serialize_field(
+            "config_file",
+            &match &self.config_source {
+                ConfigSource::File(path) => Some(path.display().to_string()),
+                _ => None,
+            },
         )?;
         s.serialize_field("tracing", &self.tracing)?;
         s.serialize_field(
@@ -219,7 +234,7 @@ struct Relative<'a>(&'a Opening, Instant);
 impl Serialize for Relative<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let Relative(opening, now) = self;
-        let mut s = serializer.serialize_struct("Opening", 10)?;
+        let mut s = serializer.serialize_struct("Opening", 11)?;
         s.serialize_field("reason", opening.reason.as_str())?;
         s.serialize_field("ms_ago", &millis(now.saturating_duration_since(opening.at)))?;
         s.serialize_field("calls", &opening.calls)?;
@@ -228,6 +243,7 @@ impl Serialize for Relative<'_> {
         s.serialize_field("failure_rate", &opening.failure_rate)?;
         s.serialize_field("slow_rate", &opening.slow_rate)?;
         s.serialize_field("threshold", &opening.threshold)?;
+        s.serialize_field("window", &opening.window)?;
         s.serialize_field("last_failure", &opening.last_failure)?;
         s.serialize_field("why", &opening.to_string())?;
         s.end()

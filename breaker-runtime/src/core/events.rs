@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use crate::base::clock::Age;
 use crate::base::name::Name;
+use crate::core::opening::OpenReason;
 use crate::core::state::State;
 use crate::core::window::Tally;
 
@@ -218,14 +219,31 @@ pub(crate) fn every_registered() -> &'static Arc<Listeners> {
 
 /// The `tracing` event for a transition: a warning when calls start being turned away, info
 /// otherwise. Its rates are worked out only if a subscriber takes the event.
-pub(crate) fn trace(breaker: &Name, from: State, to: State, tally: Tally) {
+pub(crate) fn trace(
+    breaker: &Name,
+    (from, to): (State, State),
+    tally: Tally,
+    reason: Option<OpenReason>,
+) {
     let (breaker, from_name, to_name) = (breaker.as_str(), from.as_str(), to.as_str());
     let calls = tally.calls;
     if to.rejects() {
+        let reason = reason.map_or("", OpenReason::as_str);
+        if reason == "drill" {
+            tracing::warn!(
+                breaker,
+                from = from_name,
+                to = to_name,
+                reason,
+                "circuit breaker held open for a drill"
+            );
+            return;
+        }
         tracing::warn!(
             breaker,
             from = from_name,
             to = to_name,
+            reason,
             failure_rate = tally.failure_rate(),
             slow_rate = tally.slow_rate(),
             calls,

@@ -6,7 +6,7 @@ use std::fmt;
 use tokio::time::Instant;
 
 use crate::base::clock::{self, Age, Nanos};
-use crate::core::config::{Config, Rate};
+use crate::core::config::{Config, Rate, WORD_WINDOW, Window, window_of};
 use crate::core::state::State;
 use crate::core::window::Tally;
 
@@ -25,6 +25,9 @@ pub enum OpenReason {
     /// An order from outside opened it ([`Breaker::apply_order`](crate::Breaker::apply_order)):
     /// another process's evidence, which this one does not hold.
     Ordered,
+    /// A [drill](crate::Breaker::drill) holds it open, on an operator's request, until it
+    /// ends.
+    Drill,
 }
 
 impl OpenReason {
@@ -36,15 +39,18 @@ impl OpenReason {
             OpenReason::ProbeFailed => "probe_failed",
             OpenReason::Forced => "forced",
             OpenReason::Ordered => "ordered",
+            OpenReason::Drill => "drill",
         }
     }
 }
 
 /// The last time a circuit opened, and the evidence: see [`Snapshot::last_opened`].
 ///
-/// The counts are those of the window that tripped the circuit. A failed probe reopens it on the
-/// same evidence, so after [`OpenReason::ProbeFailed`] they are still the counts of the trip
-/// that began the run of breaks; a forced opening has none.
+/// The counts are those of the window that tripped the circuit, and the threshold and window
+/// are the options that judged them, as they were at that moment: a reconfiguration afterwards
+/// does not rewrite what opened it. A failed probe reopens it on the same evidence, so after
+/// [`OpenReason::ProbeFailed`] they are still those of the trip that began the run of breaks;
+/// an opening by an operator, a drill or an order has none.
 ///
 /// [`Snapshot::last_opened`]: crate::Snapshot::last_opened
 ///
@@ -85,9 +91,14 @@ pub struct Opening {
     pub failure_rate: f64,
     /// Slow successes as a percentage of the window's outcomes.
     pub slow_rate: f64,
-    /// The threshold that was reached, in percent (the slow threshold for
-    /// [`OpenReason::SlowRate`]; 0 for [`OpenReason::Forced`] and [`OpenReason::Ordered`]).
+    /// The threshold that was reached, in percent, as it was when the circuit opened (the slow
+    /// threshold for [`OpenReason::SlowRate`]; 0 for [`OpenReason::Forced`],
+    /// [`OpenReason::Drill`] and [`OpenReason::Ordered`]).
     pub threshold: f64,
+    /// The window the counts were judged over, as it was when the circuit opened; `None` for
+    /// an opening no window decided ([`OpenReason::Forced`], [`OpenReason::Drill`],
+    /// [`OpenReason::Ordered`]).
+    pub window: Option<Window>,
     /// The message of the counted failure the circuit opened on (its error's `Display`), when
     /// the call went through the attribute, [`Breaker::call`](crate::Breaker::call) with an
     /// error type the crate knows, or [`Breaker::note_failure`](crate::Breaker::note_failure).
@@ -108,6 +119,7 @@ impl fmt::Debug for Opening {
             failure_rate,
             slow_rate,
             threshold,
+            window,
             last_failure,
             tripped_by,
         } = self;
@@ -120,6 +132,7 @@ impl fmt::Debug for Opening {
             .field("failure_rate", failure_rate)
             .field("slow_rate", slow_rate)
             .field("threshold", threshold)
+            .field("window", window)
             .field("last_failure", last_failure)
             .field("tripped_by", tripped_by)
             .finish()
@@ -146,6 +159,7 @@ impl fmt::Display for Opening {
         };
         match (self.reason, self.tripped_by) {
             (OpenReason::Forced, _) => f.write_str("forced open by an operator"),
+            (OpenReason::Drill, _) => f.write_str("held open for a drill by an operator"),
             (OpenReason::Ordered, _) => {
                 f.write_str("opened on another process's evidence (an order from outside)")
             }
@@ -182,8 +196,8 @@ pub(crate) struct Opened {
 
 impl Opened {
     /// The opening as the snapshot and a rejection's `Display` tell it.
-    pub(crate) fn opening(&self, config: &Config) -> Opening {
-        self.evidence.opening(config, self.last_failure.as_deref())
+    pub(crate) fn opening(&self) -> Opening {
+        self.evidence.opening(self.last_failure.as_deref())
     }
 }
 
@@ -214,34 +228,50 @@ pub(crate) struct Evidence {
     /// The state period the opening began, so a snapshot shows the counts only while that
     /// period lasts.
     generation: u32,
+    /// The threshold the counts reached, as configured when the circuit tripped (0 for an
+    /// opening no window decided): the trip's, carried on by a failed probe.
+    threshold: Rate,
+    /// The window they were counted in then, as its configuration word (0 for none: no window
+    /// has size 0), which keeps the evidence within 40 bytes.
+    window: u64,
 }
 
 impl Evidence {
     /// The evidence for entering `to` from `from`, or `None` if `to` is not an opening.
-    /// `tally` is the window judged (empty unless the circuit tripped); `before` is the last
-    /// evidence, which a failed probe carries on.
+    /// `tally` is the window judged (empty unless the circuit tripped), by `config` (the
+    /// configuration in force at an opening); `before` is the last evidence, which a failed
+    /// probe carries on.
     pub(crate) fn of(
         (from, to): (State, State),
         tally: Tally,
         (at, generation): (Nanos, u32),
         before: Option<Evidence>,
-        (threshold, ordered): (Rate, bool),
+        (config, ordered): (Option<&Config>, bool),
     ) -> Option<Evidence> {
-        let (reason, tripped_by, tally) = match (from, to) {
-            (_, State::Open) if ordered => (OpenReason::Ordered, None, Tally::EMPTY),
+        const NONE: (Rate, u64) = (Rate::from_ppm(0), 0);
+        let (reason, tripped_by, tally, (threshold, window)) = match (from, to) {
+            (_, State::Open) if ordered => (OpenReason::Ordered, None, Tally::EMPTY, NONE),
             (State::Closed, State::Open) => {
-                let rule = if threshold.reached_by(tally.failures, tally.calls) {
-                    OpenReason::FailureRate
+                let threshold = config.map_or(Rate::HUNDRED_PERCENT, Config::threshold);
+                let (reason, reached) = if threshold.reached_by(tally.failures, tally.calls) {
+                    (OpenReason::FailureRate, threshold)
                 } else {
-                    OpenReason::SlowRate
+                    let slow = config.map_or(Rate::HUNDRED_PERCENT, Config::slow_threshold);
+                    (OpenReason::SlowRate, slow)
                 };
-                (rule, Some(rule), tally)
+                let window = config.map_or(0, |c| c.words()[WORD_WINDOW]);
+                (reason, Some(reason), tally, (reached, window))
             }
             (_, State::Open) => match before {
-                Some(before) => (OpenReason::ProbeFailed, before.tripped_by, before.tally),
-                None => (OpenReason::ProbeFailed, None, Tally::EMPTY),
+                Some(before) => (
+                    OpenReason::ProbeFailed,
+                    before.tripped_by,
+                    before.tally,
+                    (before.threshold, before.window),
+                ),
+                None => (OpenReason::ProbeFailed, None, Tally::EMPTY, NONE),
             },
-            (_, State::ForcedOpen) => (OpenReason::Forced, None, Tally::EMPTY),
+            (_, State::ForcedOpen) => (OpenReason::Forced, None, Tally::EMPTY, NONE),
             _ => return None,
         };
         Some(Evidence {
@@ -250,7 +280,21 @@ impl Evidence {
             at,
             tally,
             generation,
+            threshold,
+            window,
         })
+    }
+
+    /// Why the circuit opened.
+    pub(crate) fn reason(&self) -> OpenReason {
+        self.reason
+    }
+
+    /// Marks a forced opening as a drill's.
+    pub(crate) fn drilled(&mut self) {
+        if self.reason == OpenReason::Forced {
+            self.reason = OpenReason::Drill;
+        }
     }
 
     /// The counts to show for the state period `generation`: the window that opened it, while
@@ -264,17 +308,13 @@ impl Evidence {
         self.generation == generation
     }
 
-    pub(crate) fn opening(&self, config: &Config, last_failure: Option<&str>) -> Opening {
+    pub(crate) fn opening(&self, last_failure: Option<&str>) -> Opening {
         let Tally {
             calls,
             failures,
             slow,
         } = self.tally;
-        let threshold = match self.tripped_by {
-            Some(OpenReason::SlowRate) => config.slow_threshold().percent(),
-            Some(_) => config.threshold().percent(),
-            None => 0.0,
-        };
+        let threshold = self.threshold.percent();
         Opening {
             reason: self.reason,
             at: clock::to_instant(self.at),
@@ -284,6 +324,7 @@ impl Evidence {
             failure_rate: self.tally.failure_rate(),
             slow_rate: self.tally.slow_rate(),
             threshold,
+            window: (self.window != 0).then(|| window_of(self.window)),
             last_failure: last_failure.map(str::to_owned),
             tripped_by: self.tripped_by,
         }

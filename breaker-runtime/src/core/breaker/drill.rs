@@ -201,7 +201,7 @@ impl Breaker {
                 } else {
                     None
                 };
-                let Some(announcement) =
+                let Some(mut announcement) =
                     self.transition(&mut cold, seen, State::ForcedOpen, change)
                 else {
                     // The first call after the break moved the circuit meanwhile: look again.
@@ -210,6 +210,11 @@ impl Breaker {
                     }
                     continue;
                 };
+                // A drill's hold says so, in the snapshot and in its log line.
+                announcement.drilled();
+                if let Some(hold) = cold.opened.as_deref_mut() {
+                    hold.evidence.drilled();
+                }
                 let generation = self.word().generation();
                 // At least 1: 0 stands for no drill.
                 let ends = now.saturating_add(duration_nanos(open_for)).max(1);

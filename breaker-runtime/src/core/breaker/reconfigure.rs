@@ -22,9 +22,9 @@ use crate::base::clock;
 use crate::base::swap::{Full, Replacements};
 use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::core::breaker::observer::{self, CallEvent};
-use crate::core::breaker::reconfigured::{Options, Reconfigured, Requester};
+use crate::core::breaker::reconfigured::{ConfigSource, Options, Reconfigured, Requester};
 use crate::core::breaker::{Breaker, Cold};
-use crate::core::config::{Config, ConfigError, Mode, Settings};
+use crate::core::config::{Config, ConfigBuilder, ConfigError, Mode, Settings};
 use crate::core::probes::Probes;
 use crate::core::state::{State, Word};
 use crate::core::window::Window;
@@ -118,9 +118,35 @@ impl Breaker {
     /// assert_eq!(breaker.state(), State::Open, "4 of 4 failed: the new rules judged");
     /// # Ok::<(), breaker_runtime::ConfigError>(())
     /// ```
+    ///
+    /// A `Config` replaces every option, its defaults included: to change some options and keep
+    /// the others, use [`update`](Self::update).
     pub fn reconfigure(&self, config: impl Into<Settings>) -> Result<Reconfigured, ConfigError> {
         let settings = config.into();
         self.reconfigure_with(Requester::Code, |_| Ok(settings))
+    }
+
+    /// Changes the options `options` sets and keeps every other at its value in force, as the
+    /// endpoint's `PUT {name}/config` and a watched file do, by the rules of
+    /// [`reconfigure`](Self::reconfigure). Only the options a setter of the builder was called
+    /// for change (its name is ignored); they are laid over the options in force under the
+    /// breaker's lock, so a change of another option at the same time (an operator's, a file's)
+    /// stays. Naming `window` without `min_calls` gives `min_calls` the new window's default,
+    /// as in the attribute.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_runtime::{Breaker, Config};
+    ///
+    /// let breaker = Breaker::new(Config::builder().timeout(Duration::from_secs(2)).build()?);
+    /// breaker.update(Config::builder().threshold(30.0))?;
+    /// assert_eq!(breaker.config().threshold().percent(), 30.0);
+    /// assert_eq!(breaker.config().timeout(), Some(Duration::from_secs(2)), "not named: kept");
+    /// # Ok::<(), breaker_runtime::ConfigError>(())
+    /// ```
+    pub fn update(&self, options: ConfigBuilder) -> Result<Reconfigured, ConfigError> {
+        let (values, named) = options.change()?;
+        self.reconfigure_with(Requester::Code, |now| now.patched(&values, &named))
     }
 
     /// Reconfigures with the settings `next` makes of those in force, both under the lock, so
@@ -132,12 +158,23 @@ impl Breaker {
         by: Requester<'_>,
         next: impl FnOnce(Settings) -> Result<Settings, ConfigError>,
     ) -> Result<Reconfigured, ConfigError> {
+        self.reconfigure_from(by, by.source(), next)
+    }
+
+    /// As [`reconfigure_with`](Self::reconfigure_with), the options in force then coming from
+    /// `source`.
+    fn reconfigure_from(
+        &self,
+        by: Requester<'_>,
+        source: ConfigSource,
+        next: impl FnOnce(Settings) -> Result<Settings, ConfigError>,
+    ) -> Result<Reconfigured, ConfigError> {
         let change = {
             let cold = self.cold();
             let settings = next(self.config.settled().settings())?;
             settings.check()?;
             let next = Config::__checked(self.name().clone(), settings);
-            self.swap_config(&cold, next)?
+            self.swap_config(&cold, next, source)?
         };
         self.announce(&change, by);
         Ok(change)
@@ -150,8 +187,10 @@ impl Breaker {
     }
 
     pub(crate) fn reset_config_by(&self, by: Requester<'_>) -> Reconfigured {
-        self.reconfigure_with(by, |_| Ok(self.built_config_locked().settings()))
-            .unwrap_or_else(|_| self.unchanged())
+        self.reconfigure_from(by, ConfigSource::Built, |_| {
+            Ok(self.built_config_locked().settings())
+        })
+        .unwrap_or_else(|_| self.unchanged())
     }
 
     /// What a change that changed nothing says: the configuration in force, before and after.
@@ -162,7 +201,21 @@ impl Breaker {
             after: config,
             at: clock::to_instant(clock::now()),
             at_system: SystemTime::now(),
+            source: self.config_source(),
         }
+    }
+
+    /// Where the options in force came from.
+    pub(crate) fn config_source(&self) -> ConfigSource {
+        let _cold = self.cold();
+        self.config_source_locked()
+    }
+
+    /// Where the options in force came from; the caller holds the lock.
+    pub(crate) fn config_source_locked(&self) -> ConfigSource {
+        self.replaced()
+            .and_then(|r| Some(r.changes().last.as_ref()?.source.clone()))
+            .unwrap_or(ConfigSource::Built)
     }
 
     /// The configuration the breaker was built with, whatever it runs by now.
@@ -186,7 +239,12 @@ impl Breaker {
     }
 
     /// Replaces the configuration, and the window and probe slots it shapes, under the lock.
-    fn swap_config(&self, _cold: &Cold, next: Config) -> Result<Reconfigured, ConfigError> {
+    fn swap_config(
+        &self,
+        _cold: &Cold,
+        next: Config,
+        source: ConfigSource,
+    ) -> Result<Reconfigured, ConfigError> {
         let before = self.config.settled();
         let word = self.word();
         let now = clock::now();
@@ -254,6 +312,7 @@ impl Breaker {
             after: next,
             at: clock::to_instant(now),
             at_system: SystemTime::now(),
+            source,
         };
         changes.last = Some(change.clone());
         Ok(change)

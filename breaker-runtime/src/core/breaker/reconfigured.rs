@@ -2,6 +2,7 @@
 //! and who asked; and the options as a log line spells them.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use tokio::time::Instant;
@@ -30,6 +31,50 @@ pub struct Reconfigured {
     pub at: Instant,
     /// When, on the system's clock (for logs and dashboards).
     pub at_system: SystemTime,
+    /// Where the options in force after it came from.
+    pub source: ConfigSource,
+}
+
+/// Where the options a breaker runs by came from: what it was built with, or who changed them
+/// last. A [snapshot](crate::Snapshot::config_source) says it, and the endpoint's page shows it
+/// beside the options, so that options changed behind a watched file's back show at a glance.
+///
+/// ```
+/// use breaker_runtime::{Breaker, Config, ConfigSource};
+///
+/// let breaker = Breaker::new(Config::builder().threshold(50.0).build()?);
+/// assert_eq!(breaker.snapshot().config_source, ConfigSource::Built);
+/// breaker.update(Config::builder().threshold(25.0))?;
+/// assert_eq!(breaker.snapshot().config_source, ConfigSource::Code);
+/// breaker.reset_config();
+/// assert_eq!(breaker.snapshot().config_source, ConfigSource::Built, "put back as built");
+/// # Ok::<(), breaker_runtime::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigSource {
+    /// What the breaker was built with (the attribute's options, or the `Config` given to
+    /// [`Breaker::new`](crate::Breaker::new)), never changed or put back by
+    /// [`reset_config`](crate::Breaker::reset_config).
+    Built,
+    /// [`Breaker::reconfigure`](crate::Breaker::reconfigure), from the application's code.
+    Code,
+    /// The operator's endpoint (`PUT {name}/config`).
+    Endpoint,
+    /// A configuration file ([`ConfigFile`](crate::config_file::ConfigFile)), at this path.
+    File(PathBuf),
+}
+
+impl ConfigSource {
+    /// The source as a lowercase word, as JSON shows it: `built`, `code`, `endpoint`, `file`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ConfigSource::Built => "built",
+            ConfigSource::Code => "code",
+            ConfigSource::Endpoint => "endpoint",
+            ConfigSource::File(_) => "file",
+        }
+    }
 }
 
 /// Who asked for a reconfiguration, as its log line says.
@@ -44,6 +89,17 @@ pub(crate) enum Requester<'a> {
     /// A configuration file.
     #[cfg_attr(not(feature = "config-file"), allow(dead_code))]
     File(&'a std::path::Path),
+}
+
+impl Requester<'_> {
+    /// Where options this requester sets come from.
+    pub(crate) fn source(self) -> ConfigSource {
+        match self {
+            Requester::Code => ConfigSource::Code,
+            Requester::Endpoint => ConfigSource::Endpoint,
+            Requester::File(path) => ConfigSource::File(path.to_path_buf()),
+        }
+    }
 }
 
 impl fmt::Display for Requester<'_> {

@@ -11,6 +11,7 @@ use crate::base::name::Name;
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::durations::Summary;
+use crate::core::breaker::reconfigured::ConfigSource;
 use crate::core::config::{Config, Mode, Window as WindowConfig};
 use crate::core::injection::Injecting;
 use crate::core::opening::{Opened, Opening};
@@ -84,6 +85,9 @@ pub struct Snapshot {
     /// When the configuration last changed ([`Breaker::reconfigure`]); `None` if it never has.
     /// The configuration in force is [`config`](Self::config).
     pub config_changed: Option<Instant>,
+    /// Where the configuration in force came from: as built, code, the endpoint, or a file
+    /// (and which), changed last at [`config_changed`](Self::config_changed).
+    pub config_source: ConfigSource,
     /// Whether the breaker records its calls ([`Breaker::start_trace`]).
     pub tracing: bool,
     /// When the running [drill](Breaker::drill) ends, if one is running (the circuit then
@@ -115,6 +119,7 @@ impl fmt::Debug for Snapshot {
             mean_duration,
             max_duration,
             config_changed,
+            config_source,
             tracing,
             drill_ends,
             injection,
@@ -140,6 +145,7 @@ impl fmt::Debug for Snapshot {
             .field("mean_duration", mean_duration)
             .field("max_duration", max_duration)
             .field("config_changed", &age(config_changed))
+            .field("config_source", config_source)
             .field("tracing", tracing)
             .field("drill_ends", &age(drill_ends))
             .field("injection", injection)
@@ -178,13 +184,14 @@ impl Breaker {
             ),
             _ => 0,
         };
-        let (opened, last_opened, config_changed) = {
+        let (opened, last_opened, config_changed, config_source) = {
             let cold = self.cold();
             let opened = cold.opened.as_deref();
             (
                 opened.map(|o| o.evidence),
-                opened.map(|o| o.opening(&self.config.settled())),
+                opened.map(Opened::opening),
                 self.replaced().and_then(|r| r.changed_at()),
+                self.config_source_locked(),
             )
         };
         let tally = match word.state() {
@@ -218,6 +225,7 @@ impl Breaker {
             mean_duration: durations.map(|d| d.mean),
             max_duration: durations.map(|d| d.max),
             config_changed,
+            config_source,
             tracing: self.is_tracing(),
             drill_ends: self.drill_end_reading(),
             injection: self.injection(),
@@ -234,7 +242,7 @@ impl Breaker {
         if word.state() != State::Open || until != probe {
             return None;
         }
-        Some(cold.opened.as_deref()?.opening(&self.config.settled()))
+        Some(cold.opened.as_deref()?.opening())
     }
 
     /// The summary of the durations the window's calls took: those of the closed period now,

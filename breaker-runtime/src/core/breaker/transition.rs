@@ -5,9 +5,8 @@ use std::sync::Arc;
 use crate::base::clock::{self, Nanos};
 use crate::base::sync::Ordering;
 use crate::core::breaker::{Breaker, Cold};
-use crate::core::config::{Config, Rate};
 use crate::core::events::{self, Listeners, Origin, Transition};
-use crate::core::opening::{Evidence, Opened};
+use crate::core::opening::{Evidence, OpenReason, Opened};
 use crate::core::state::{State, Word};
 use crate::core::window::Tally;
 
@@ -68,18 +67,16 @@ impl Breaker {
             self.prepare_to_reject();
         }
         let listeners = cold.listeners.clone();
-        let announcement = self.publish(from, next, change, || listeners)?;
+        let mut announcement = self.publish(from, next, change, || listeners)?;
         // After the new word, whose store would undo the mark a replacement sets: no state but
         // half-open uses the probe slots, and the circuit can only get there from here through
         // an opening, which takes the lock this holds.
         self.apply_pending(cold, to);
         let period = (now, next.generation());
         let before = cold.opened.as_deref().map(|o| o.evidence);
-        let threshold = config
-            .as_ref()
-            .map_or(Rate::HUNDRED_PERCENT, Config::threshold);
-        let judged = (threshold, origin == Origin::Ordered);
+        let judged = (config.as_ref(), origin == Origin::Ordered);
         if let Some(evidence) = Evidence::of((from.state(), to), tally, period, before, judged) {
+            announcement.reason = Some(evidence.reason());
             // A new opening: its failure's message is the caller's to tell (`note_failure`).
             match &mut cold.opened {
                 Some(kept) => {
@@ -135,6 +132,7 @@ impl Breaker {
             change,
             listeners: listeners(),
             registered: next.registered(),
+            reason: None,
         })
     }
 
@@ -157,10 +155,14 @@ impl Breaker {
     #[inline(always)]
     pub(super) fn emit(&self, announcement: Announcement) {
         let Announcement {
-            from, to, change, ..
+            from,
+            to,
+            change,
+            reason,
+            ..
         } = announcement;
         self.wake_waiters();
-        events::trace(self.name(), from, to, change.tally);
+        events::trace(self.name(), (from, to), change.tally, reason);
         let registry_listens = announcement.registered && !events::every_registered().is_empty();
         if announcement.listeners.is_some() || registry_listens {
             self.deliver(announcement, registry_listens);
@@ -205,6 +207,17 @@ pub(super) struct Announcement {
     change: Change,
     listeners: Option<Arc<Listeners>>,
     registered: bool,
+    /// Why the circuit opened, for an opening's log line.
+    reason: Option<OpenReason>,
+}
+
+impl Announcement {
+    /// Marks an operator's opening as a drill's, in its log line.
+    pub(super) fn drilled(&mut self) {
+        if self.reason == Some(OpenReason::Forced) {
+            self.reason = Some(OpenReason::Drill);
+        }
+    }
 }
 
 /// What a transition carries besides its two states.

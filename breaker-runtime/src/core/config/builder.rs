@@ -30,7 +30,27 @@ pub struct ConfigBuilder {
     slow_threshold: Option<f64>,
     break_growth: Option<f64>,
     break_jitter: Option<f64>,
+    /// The options a setter was called for, as bits of [`OPTIONS`]: what
+    /// [`Breaker::update`](crate::Breaker::update) changes.
+    named: u16,
 }
+
+/// The options a live breaker can change, in the attribute's order: the bits of
+/// `ConfigBuilder::named`.
+const OPTIONS: [&str; 12] = [
+    "threshold",
+    "window",
+    "min_calls",
+    "timeout",
+    "break_duration",
+    "max_break_duration",
+    "break_growth",
+    "break_jitter",
+    "probes",
+    "slow_call",
+    "slow_threshold",
+    "mode",
+];
 
 impl Default for ConfigBuilder {
     fn default() -> Self {
@@ -41,6 +61,7 @@ impl Default for ConfigBuilder {
             slow_threshold: None,
             break_growth: None,
             break_jitter: None,
+            named: 0,
         }
     }
 }
@@ -54,42 +75,50 @@ impl ConfigBuilder {
     /// Open when the failure rate is at least this percentage, in (0, 100] (default 50).
     pub fn threshold(mut self, percent: f64) -> Self {
         self.threshold = percent;
+        self.name_option("threshold");
         self
     }
     /// Judge the last `calls` recorded outcomes, 1 to [`MAX_COUNT_WINDOW`](crate::MAX_COUNT_WINDOW) (default 20).
     pub fn count_window(mut self, calls: u32) -> Self {
         self.settings.window = Window::Count(calls);
+        self.name_option("window");
         self
     }
     /// Judge the outcomes recorded in the last `duration`, at least [`MIN_TIME_WINDOW`](crate::MIN_TIME_WINDOW).
     pub fn time_window(mut self, duration: Duration) -> Self {
         self.settings.window = Window::Time(duration);
+        self.name_option("window");
         self
     }
     /// Judge only once the window holds this many outcomes (default: the count window's size,
     /// or 10 for a time window).
     pub fn min_calls(mut self, calls: u32) -> Self {
         self.settings.min_calls = Some(calls);
+        self.name_option("min_calls");
         self
     }
     /// Cancel a call still running after `limit` and count it as a failure (default 10 s).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.settings.timeout = Some(limit);
+        self.name_option("timeout");
         self
     }
     /// Let calls run as long as they take.
     pub fn no_timeout(mut self) -> Self {
         self.settings.timeout = None;
+        self.name_option("timeout");
         self
     }
     /// How long the circuit stays open before a probe (default 30 s).
     pub fn break_duration(mut self, duration: Duration) -> Self {
         self.settings.break_duration = duration;
+        self.name_option("break_duration");
         self
     }
     /// Grow the break after each failed probe in a row, up to this (default: no growth).
     pub fn max_break_duration(mut self, duration: Duration) -> Self {
         self.settings.max_break_duration = Some(duration);
+        self.name_option("max_break_duration");
         self
     }
     /// Multiply the break by `factor` after each failed probe in a row, 1 to
@@ -97,28 +126,33 @@ impl ConfigBuilder {
     /// [`max_break_duration`](Self::max_break_duration)).
     pub fn break_growth(mut self, factor: f64) -> Self {
         self.break_growth = Some(factor);
+        self.name_option("break_growth");
         self
     }
     /// Add to each break a random share of it, up to `percent`, in (0, 100] (default: none),
     /// so breakers that opened together do not probe together.
     pub fn break_jitter(mut self, percent: f64) -> Self {
         self.break_jitter = Some(percent);
+        self.name_option("break_jitter");
         self
     }
     /// Probes allowed at once in half-open, and successes in a row that close it (default 1).
     pub fn probes(mut self, probes: u32) -> Self {
         self.settings.probes = probes;
+        self.name_option("probes");
         self
     }
     /// A success that takes longer than this is slow (default: off).
     pub fn slow_call(mut self, duration: Duration) -> Self {
         self.settings.slow_call = Some(duration);
+        self.name_option("slow_call");
         self
     }
     /// Open when slow successes reach this percentage of the window (default 100; needs
     /// [`slow_call`](Self::slow_call)).
     pub fn slow_threshold(mut self, percent: f64) -> Self {
         self.slow_threshold = Some(percent);
+        self.name_option("slow_threshold");
         self
     }
 
@@ -126,11 +160,21 @@ impl ConfigBuilder {
     /// what it would have rejected ([`Mode::Shadow`]).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.settings.mode = mode;
+        self.name_option("mode");
         self
     }
 
     /// Starts from `settings` instead of the defaults (the name stays as set).
+    /// Every option is named, so [`Breaker::update`](crate::Breaker::update) given this builder
+    /// changes them all.
     pub fn settings(mut self, settings: Settings) -> Self {
+        self = self.starting_from(settings);
+        self.named = u16::MAX >> (16 - OPTIONS.len());
+        self
+    }
+
+    /// The builder holding `settings`, none of them named.
+    pub(crate) fn starting_from(mut self, settings: Settings) -> Self {
         self.threshold = settings.threshold.percent();
         self.slow_threshold = settings.slow_threshold.map(Rate::percent);
         self.break_growth = settings.break_growth.map(BreakGrowth::factor);
@@ -139,17 +183,50 @@ impl ConfigBuilder {
         self
     }
 
+    fn name_option(&mut self, option: &str) {
+        if let Some(bit) = OPTIONS.iter().position(|o| *o == option) {
+            self.named |= 1 << bit;
+        }
+    }
+
+    /// The options a setter was called for, in the attribute's order.
+    pub(crate) fn named(&self) -> Vec<&'static str> {
+        OPTIONS
+            .iter()
+            .enumerate()
+            .filter(|(bit, _)| self.named & (1 << bit) != 0)
+            .map(|(_, option)| *option)
+            .collect()
+    }
+
+    /// The values set, each checked alone (a percentage in range, a growth factor), and the
+    /// options named: a change to lay over a live breaker's options, whose rules between
+    /// options are checked once it is laid over them.
+    pub(crate) fn change(self) -> Result<(Settings, Vec<&'static str>), ConfigError> {
+        let named = self.named();
+        Ok((self.values(false)?, named))
+    }
+
     /// Checks every value and returns the configuration, or the first rule broken.
     pub fn build(self) -> Result<Config, ConfigError> {
         if self.name.trim().is_empty() {
             return Err(ConfigError::EmptyName);
         }
+        let name = self.name.clone();
+        let settings = self.values(true)?;
+        settings.check()?;
+        Ok(Config::__checked(name, settings))
+    }
+
+    /// The settings with the values kept as given converted; `whole` for a configuration of
+    /// its own, where a slow threshold without `slow_call` has nothing to apply to.
+    fn values(self, whole: bool) -> Result<Settings, ConfigError> {
         let mut settings = self.settings;
         settings.threshold = percentage("threshold", self.threshold)?;
         // Checked before the slow threshold's value: without `slow_call` there is nothing to
         // say about it but that.
         settings.slow_threshold = match self.slow_threshold {
-            Some(_) if settings.slow_call.is_none() => {
+            Some(_) if whole && settings.slow_call.is_none() => {
                 return Err(ConfigError::SlowThresholdWithoutSlowCall);
             }
             Some(percent) => Some(percentage("slow_threshold", percent)?),
@@ -168,8 +245,7 @@ impl ConfigBuilder {
             Some(percent) => Some(percentage("break_jitter", percent)?),
             None => None,
         };
-        settings.check()?;
-        Ok(Config::__checked(self.name, settings))
+        Ok(settings)
     }
 }
 

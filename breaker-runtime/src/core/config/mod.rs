@@ -207,9 +207,47 @@ impl Config {
         }
     }
 
+    /// A builder holding this configuration's options and name, to change some of them: the
+    /// options not set again keep their values here. A `min_calls` equal to its window's
+    /// default is left to follow the window, so a new window brings its own default, as in the
+    /// attribute.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_runtime::Config;
+    ///
+    /// let built = Config::builder().timeout(Duration::from_secs(2)).build()?;
+    /// let lower = built.to_builder().threshold(30.0).build()?;
+    /// assert_eq!(lower.threshold().percent(), 30.0);
+    /// assert_eq!(lower.timeout(), Some(Duration::from_secs(2)), "kept, not the builder's 10 s");
+    /// # Ok::<(), breaker_runtime::ConfigError>(())
+    /// ```
+    pub fn to_builder(&self) -> ConfigBuilder {
+        let mut settings = self.settings();
+        let default = Settings {
+            min_calls: None,
+            ..settings
+        };
+        if settings.min_calls() == default.min_calls() {
+            settings.min_calls = None;
+        }
+        Config::builder()
+            .name(self.name.clone())
+            .starting_from(settings)
+    }
+
     /// The same configuration under another name.
     pub fn with_name(mut self, name: impl Into<Name>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// The same configuration in `mode`: how a breaker tells the mode it runs in.
+    pub(crate) fn with_mode(mut self, mode: Mode) -> Self {
+        self.calls = match mode {
+            Mode::Shadow => self.calls | SHADOW,
+            Mode::Enforce => self.calls & !SHADOW,
+        };
         self
     }
 
