@@ -41,6 +41,7 @@ mod rate;
 mod settings;
 #[cfg(feature = "serde")]
 mod spelled;
+mod spelling;
 mod table;
 mod window;
 
@@ -59,5 +60,6 @@ pub use rate::Rate;
 pub use settings::Settings;
 #[cfg(feature = "serde")]
 pub use spelled::Spelled;
+pub use spelling::nearest;
 pub use table::{OPTIONS, canonical, option_list};
 pub use window::Window;

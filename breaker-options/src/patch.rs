@@ -7,7 +7,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::error::ConfigError;
 use crate::settings::Settings;
-use crate::spelled::{Kind, attribute_only, kind, read_options, set_setting};
+use crate::spelled::{Kind, attribute_only, kind, read_options, set_setting, unknown_live};
 
 /// Options to change on a live breaker, spelled as in the attribute: `{ "threshold": "40%" }`
 /// in JSON, `threshold = "40%"` in TOML. [`Patch::apply`] lays them over the breaker's
@@ -98,7 +98,7 @@ impl<'de> Visitor<'de> for PatchVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Patch, A::Error> {
         let mut patch = Patch::default();
-        read_options(map, |key, canonical, map| {
+        read_options(map, unknown_live, |key, canonical, map| {
             match kind(canonical) {
                 Kind::Setting => set_setting(&mut patch.values, key, map.next_value()?)?,
                 Kind::Name => {
@@ -179,12 +179,66 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_key_is_refused_with_the_options() {
+    fn an_unknown_key_is_refused_with_the_nearest_and_the_options_that_change_live() {
         let error = patch(r#"{ "treshold": "40%" }"#).unwrap_err();
         assert!(
-            error.starts_with("unknown option `treshold`; the options are `threshold`"),
+            error.starts_with(
+                "unknown option `treshold` (did you mean `threshold`?); the options a live \
+                 breaker can change are `threshold`, `window`, `min_calls`"
+            ),
             "{error}"
         );
+        assert!(error.contains("`mode`"), "{error}");
+        for not_live in ["`retries`", "`fallback`", "`name`", "`stale_for`"] {
+            assert!(
+                !error.contains(not_live),
+                "{not_live} cannot change live: {error}"
+            );
+        }
+        let error = patch(r#"{ "colour": "red" }"#).unwrap_err();
+        assert!(
+            error.starts_with("unknown option `colour`; the options a live breaker"),
+            "nothing near: {error}"
+        );
+    }
+
+    #[test]
+    fn each_option_takes_what_the_attribute_takes_numbers_bare_units_in_strings() {
+        let live = Settings::DEFAULT;
+        // Counts are bare whole numbers; `window` takes a count bare or a string.
+        let next = patch(r#"{ "window": 30, "probes": 3 }"#)
+            .unwrap()
+            .apply(live)
+            .unwrap();
+        assert_eq!((next.window, next.probes), (Window::Count(30), 3));
+        let next = patch(r#"{ "window": "30" }"#).unwrap().apply(live).unwrap();
+        assert_eq!(next.window, Window::Count(30));
+        for (json, says) in [
+            (
+                r#"{ "threshold": 50 }"#,
+                "invalid `threshold`: a percentage is written as a string with its unit, as the attribute writes it (\"50%\"), not 50",
+            ),
+            (
+                r#"{ "timeout": 2000 }"#,
+                "invalid `timeout`: a duration (or \"off\") is written as a string",
+            ),
+            (
+                r#"{ "probes": "3" }"#,
+                "invalid `probes`: a count is a whole number written bare, as the attribute writes it (3), not a string (\"3\")",
+            ),
+            (
+                r#"{ "min_calls": 10.5 }"#,
+                "invalid `min_calls`: a count is a whole number, not 10.5",
+            ),
+            (
+                r#"{ "window": 30.5 }"#,
+                "invalid `window`: a count of calls is a whole number (such as 30), and a duration a string",
+            ),
+            (r#"{ "probes": -2 }"#, "invalid `probes`: -2 is negative"),
+        ] {
+            let error = patch(json).unwrap_err();
+            assert!(error.starts_with(says), "{json}: {error}");
+        }
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::grammar;
 use crate::policy::PolicySettings;
 use crate::rate::Rate;
 use crate::settings::Settings;
-use crate::table::{canonical, option_list};
+use crate::spelling::{did_you_mean, nearest};
+use crate::table::{OPTIONS, canonical, option_list};
 use crate::window::Window;
 
 /// A breaker's name, if the file gives one, and its settings, each absent option at its
@@ -42,10 +43,15 @@ pub struct Spelled {
     pub policy: PolicySettings,
 }
 
-/// A value as a file may write it: text, or a whole number.
+/// A value as a file or a request may write it. Each option takes what the attribute takes: a
+/// count is a whole number, written bare; a value with a unit or a word (a percentage, a
+/// duration, `off`, a range, a mode) is a string that carries it; `window`, a count or a
+/// duration, takes either; and `break_growth`, a factor, a number or a string.
 pub(crate) enum Value {
     Text(String),
-    Number(u64),
+    Whole(u64),
+    Fraction(f64),
+    Negative(i64),
 }
 
 impl<'de> Deserialize<'de> for Value {
@@ -60,19 +66,41 @@ impl<'de> Deserialize<'de> for Value {
                 Ok(Value::Text(text.to_string()))
             }
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<Value, E> {
-                Ok(Value::Number(n))
+                Ok(Value::Whole(n))
             }
             fn visit_f64<E: de::Error>(self, n: f64) -> Result<Value, E> {
-                // Read by the option's grammar, as its text: `break_growth = 1.5` is "1.5".
-                Ok(Value::Text(n.to_string()))
+                Ok(Value::Fraction(n))
             }
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<Value, E> {
-                u64::try_from(n)
-                    .map(Value::Number)
-                    .map_err(|_| E::custom(format!("{n} is negative")))
+                Ok(u64::try_from(n).map_or(Value::Negative(n), Value::Whole))
             }
         }
         deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Text(text) => write!(f, "\"{text}\""),
+            Value::Whole(n) => write!(f, "{n}"),
+            Value::Fraction(n) => write!(f, "{n}"),
+            Value::Negative(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// What the option `key` holds, and an example of it as the attribute writes it, for the
+/// options written as strings.
+fn spelled_as(key: &str) -> (&'static str, &'static str) {
+    match key {
+        "threshold" | "slow_threshold" | "break_jitter" => ("a percentage", "\"50%\""),
+        "retry_budget" => ("a percentage (or \"off\")", "\"20%\""),
+        "timeout" => ("a duration (or \"off\")", "\"2s\""),
+        "backoff" => ("a range of two durations", "\"100ms..10s\""),
+        "mode" => ("a mode", "\"shadow\""),
+        "name" => ("a name", "\"payments\""),
+        _ => ("a duration", "\"30s\""),
     }
 }
 
@@ -80,19 +108,29 @@ impl Value {
     fn text<E: de::Error>(self, key: &str) -> Result<String, E> {
         match self {
             Value::Text(text) => Ok(text),
-            Value::Number(n) => Err(E::custom(format!(
-                "invalid `{key}`: write it as a string, as the attribute does, not {n}"
-            ))),
+            number => {
+                let (what, example) = spelled_as(key);
+                Err(E::custom(format!(
+                    "invalid `{key}`: {what} is written as a string with its unit, as the attribute writes it ({example}), not {number}"
+                )))
+            }
         }
     }
 
     fn number<E: de::Error>(self, key: &str) -> Result<u64, E> {
         match self {
-            Value::Number(n) => Ok(n),
-            Value::Text(text) => text
-                .trim()
-                .parse()
-                .map_err(|_| E::custom(format!("invalid `{key}`: `{text}` is not a whole number"))),
+            Value::Whole(n) => Ok(n),
+            Value::Text(text) if text.trim().parse::<u64>().is_ok() => Err(E::custom(format!(
+                "invalid `{key}`: a count is a whole number written bare, as the attribute writes it ({}), not a string (\"{text}\")",
+                text.trim()
+            ))),
+            Value::Text(text) => Err(E::custom(format!(
+                "invalid `{key}`: `{text}` is not a whole number"
+            ))),
+            Value::Fraction(n) => Err(E::custom(format!(
+                "invalid `{key}`: a count is a whole number, not {n}"
+            ))),
+            Value::Negative(n) => Err(E::custom(format!("invalid `{key}`: {n} is negative"))),
         }
     }
 
@@ -125,7 +163,7 @@ impl<'de> Visitor<'de> for SpelledVisitor {
         let mut name = None;
         let mut settings = Settings::DEFAULT;
         let mut policy = PolicySettings::DEFAULT;
-        read_options(map, |key, canonical, map| match kind(canonical) {
+        read_options(map, unknown, |key, canonical, map| match kind(canonical) {
             Kind::Name => {
                 name = Some(map.next_value::<Value>()?.text("name")?);
                 Ok(())
@@ -188,6 +226,7 @@ pub(crate) fn attribute_only(key: &str, canonical: &str) -> String {
 /// reads the value.
 pub(crate) fn read_options<'de, A: MapAccess<'de>>(
     mut map: A,
+    unknown: fn(&str) -> String,
     mut each: impl FnMut(&str, &'static str, &mut A) -> Result<(), A::Error>,
 ) -> Result<(), A::Error> {
     let mut seen: Vec<&'static str> = Vec::new();
@@ -217,8 +256,16 @@ pub(crate) fn set_setting<E: de::Error>(
         "slow_threshold" => s.slow_threshold = Some(value.read(key, grammar::percentage)?),
         "window" => {
             s.window = match value {
-                Value::Number(n) => grammar::count_window(n)
+                Value::Whole(n) => grammar::count_window(n)
                     .map_err(|m| E::custom(format!("invalid `window`: {m}")))?,
+                Value::Fraction(n) => {
+                    return Err(E::custom(format!(
+                        "invalid `window`: a count of calls is a whole number (such as 30), and a duration a string with its unit (such as \"30s\"), not {n}"
+                    )));
+                }
+                Value::Negative(n) => {
+                    return Err(E::custom(format!("invalid `window`: {n} is negative")));
+                }
                 text => text.read(key, grammar::window)?,
             }
         }
@@ -240,7 +287,15 @@ pub(crate) fn set_setting<E: de::Error>(
             s.max_break_duration = Some(value.read(key, grammar::nonzero_duration)?);
         }
         "mode" => s.mode = value.read(key, grammar::mode)?,
-        "break_growth" => s.break_growth = Some(value.read(key, grammar::break_growth)?),
+        "break_growth" => {
+            // A factor, so a number as well as its text: `break_growth = 1.5` is "1.5".
+            let value = match value {
+                Value::Whole(n) => Value::Text(n.to_string()),
+                Value::Fraction(n) => Value::Text(n.to_string()),
+                other => other,
+            };
+            s.break_growth = Some(value.read(key, grammar::break_growth)?);
+        }
         "break_jitter" => s.break_jitter = Some(value.read(key, grammar::percentage)?),
         "slow_call" => s.slow_call = Some(value.read(key, grammar::nonzero_duration)?),
         _ => return Err(E::custom(unknown(key))),
@@ -263,7 +318,28 @@ fn set_policy<E: de::Error>(p: &mut PolicySettings, key: &str, value: Value) -> 
 }
 
 fn unknown(key: &str) -> String {
-    format!("unknown option `{key}`; the options are {}", option_list())
+    let keys = OPTIONS.iter().flat_map(|(keys, _)| keys.iter().copied());
+    format!(
+        "unknown option `{key}`{}; the options are {}",
+        did_you_mean(&nearest(key, keys)),
+        option_list()
+    )
+}
+
+/// An unknown key in a change of a live breaker's options: the nearest options it can change,
+/// and those alone listed.
+pub(crate) fn unknown_live(key: &str) -> String {
+    let live: Vec<&str> = OPTIONS
+        .iter()
+        .flat_map(|(keys, _)| keys.iter().copied())
+        .filter(|key| canonical(key).is_some_and(|c| kind(c) == Kind::Setting))
+        .collect();
+    let list: Vec<String> = live.iter().map(|key| format!("`{key}`")).collect();
+    format!(
+        "unknown option `{key}`{}; the options a live breaker can change are {}",
+        did_you_mean(&nearest(key, live.iter().copied())),
+        list.join(", ")
+    )
 }
 
 fn bounded<E: de::Error>(key: &str, n: u64) -> Result<u32, E> {

@@ -189,8 +189,11 @@ pub enum InjectError {
     /// Neither failures nor delays were given a share.
     #[error("nothing to inject: give a share of failures or of delays")]
     Nothing,
-    /// A share was not a percentage from 0 to 100 with at most 4 decimals.
-    #[error("{percent}% is not a share of the calls: use a percentage from 0 to 100")]
+    /// A share was not a percentage above 0 and at most 100, with at most 4 decimals (a fault
+    /// left out, or given 0, is not injected).
+    #[error(
+        "{percent}% is not a share of the calls: give a percentage above 0 and at most 100, to 4 decimals at most (leave a fault out to inject none of it)"
+    )]
     Share {
         /// The share given.
         percent: f64,
@@ -210,7 +213,10 @@ pub enum InjectError {
     Shadow,
     /// Another injection is running; stop it first
     /// ([`Breaker::stop_injection`](crate::Breaker::stop_injection)).
-    #[error("an injection is running already")]
+    #[error(
+        "an injection is running already and ends in {}; stop it first with `stop_injection`",
+        crate::outcome::error::humane(ends.saturating_duration_since(Instant::now()))
+    )]
     Injecting {
         /// When the running injection ends, on tokio's clock.
         ends: Instant,

@@ -1,12 +1,12 @@
-//! The operator's commands: off without a token, and with one only for its bearer; each is
-//! logged with the breaker and the outcome.
+//! The operator's commands: off without a token, and with one only for its bearer.
 
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
-use super::guard::{operated, refuse};
-use super::{Endpoint, with_snapshot};
+use super::Endpoint;
+use super::guard::Asked;
 use crate::core::breaker::Requester;
 use crate::core::config::Mode;
 use crate::core::trace::Limits;
@@ -14,24 +14,49 @@ use crate::core::trace::Limits;
 /// The largest body a command takes: commands take none, so anything more is refused (413).
 pub(super) const MAX_BODY: usize = 1_024;
 
-const COMMANDS: &str =
-    "force_open, disable, reset, half_open, shadow, enforce, reset_config, trace_start, trace_stop";
+/// Every command `POST {name}/{command}` takes, in the order the errors list them.
+const COMMANDS: [&str; 9] = [
+    "force_open",
+    "disable",
+    "reset",
+    "half_open",
+    "shadow",
+    "enforce",
+    "reset_config",
+    "trace_start",
+    "trace_stop",
+];
+
+/// The commands with a body of their own, as the unknown command's answer lists them.
+const WITH_A_BODY: &str = r#"`drill` ({"open_for": "5m"}) and `inject` ({"fail": "10%", "for": "5m"}), and `PUT {name}/config` for options"#;
 
 pub(super) async fn command(
     State(endpoint): State<Endpoint>,
     Path((name, command)): Path<(String, String)>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<axum::body::Bytes, BytesRejection>,
 ) -> Response {
-    let breaker = match operated(&endpoint, &headers, &name, &command) {
+    let asked = Asked {
+        breaker: &name,
+        command: COMMANDS
+            .iter()
+            .find(|known| **known == command)
+            .copied()
+            .unwrap_or("unknown"),
+    };
+    let breaker = match asked.operated(&endpoint, &headers) {
         Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => return refused.answer(),
+    };
+    let body = match asked.body(body, MAX_BODY) {
+        Ok(body) => body,
+        Err(refused) => return refused.answer(),
     };
     if !body.is_empty() {
-        return refuse(StatusCode::BAD_REQUEST, "a command takes no body");
+        return asked.refuse(StatusCode::BAD_REQUEST, "a command takes no body");
     }
     let before = breaker.state();
-    match command.as_str() {
+    match asked.command {
         "force_open" => breaker.force_open(),
         "disable" => breaker.disable(),
         "reset" => breaker.reset(),
@@ -46,20 +71,24 @@ pub(super) async fn command(
         "trace_start" => breaker.start_trace(Limits::DEFAULT),
         "trace_stop" => breaker.stop_trace(),
         _ => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                &format!("unknown command; the commands are {COMMANDS}"),
+            let near = breaker_options::nearest(&command, COMMANDS);
+            let near = match near.first() {
+                Some(near) => format!(" (did you mean `{near}`?)"),
+                None => String::new(),
+            };
+            let message = format!(
+                "unknown command `{command}`{near}; the commands are {}, and with a body {WITH_A_BODY}",
+                COMMANDS.join(", ")
             );
+            return asked.refuse(StatusCode::BAD_REQUEST, &message);
         }
     }
     let snapshot = breaker.snapshot();
-    tracing::info!(
-        breaker = %name,
-        command = %command,
-        from = before.as_str(),
-        to = snapshot.state.as_str(),
-        mode = snapshot.mode.as_str(),
-        "operator command applied"
+    let done = format!(
+        "applied: {} to {}, mode {}",
+        before.as_str(),
+        snapshot.state.as_str(),
+        snapshot.mode.as_str()
     );
-    with_snapshot(&snapshot)
+    asked.answer(&snapshot, done)
 }

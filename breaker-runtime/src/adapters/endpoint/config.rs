@@ -1,14 +1,16 @@
 //! `PUT {name}/config`: some of a live breaker's options changed by its operator, behind the
 //! same token as the commands; the breaker logs the options changed.
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use breaker_options::{Patch, canonical};
 use serde_json::{Map, Value};
 
-use super::guard::{operated, refuse};
-use super::{Endpoint, json, with_snapshot};
+use super::guard::Asked;
+use super::{Endpoint, json};
 use crate::core::breaker::Requester;
 
 /// The largest body a change of options takes. A map of every option a breaker has fits in
@@ -22,41 +24,57 @@ pub(super) async fn put(
     State(endpoint): State<Endpoint>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let breaker = match operated(&endpoint, &headers, &name, "reconfigure") {
+    let asked = Asked {
+        breaker: &name,
+        command: "reconfigure",
+    };
+    let breaker = match asked.operated(&endpoint, &headers) {
         Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => return refused.answer(),
+    };
+    let body = match asked.body(body, MAX_BODY) {
+        Ok(body) => body,
+        Err(refused) => return refused.answer(),
     };
     let options = match serde_json::from_slice::<Value>(&body) {
         Ok(Value::Object(options)) => options,
         _ => {
-            return refuse(
+            return asked.refuse(
                 StatusCode::BAD_REQUEST,
                 &format!("the body must be a JSON map of options, such as {EXAMPLE}"),
             );
         }
     };
     if options.is_empty() {
-        return refuse(
+        return asked.refuse(
             StatusCode::BAD_REQUEST,
             &format!("name at least one option to change, such as {EXAMPLE}"),
         );
     }
     let patch = match read(&options) {
         Ok(patch) => patch,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => return refused.answer(&asked),
     };
     // Applied to the options in force under the breaker's lock, so that two operators changing
     // different options at once each keep the other's change. The breaker logs the change.
-    if let Err(error) = breaker.reconfigure_with(Requester::Endpoint, |now| patch.apply(now)) {
-        return BadOption {
+    match breaker.reconfigure_with(Requester::Endpoint, |now| patch.apply(now)) {
+        Ok(change) => {
+            let changed = change.changed();
+            let done = if changed.is_empty() {
+                "applied: nothing changed".to_string()
+            } else {
+                format!("applied: {}", changed.join(", "))
+            };
+            asked.answer(&breaker.snapshot(), done)
+        }
+        Err(error) => BadOption {
             option: Some(error.field()),
             message: error.to_string(),
         }
-        .into_response();
+        .answer(&asked),
     }
-    with_snapshot(&breaker.snapshot())
 }
 
 /// The patch `options` spell, or a 400 naming the option at fault.
@@ -87,10 +105,13 @@ struct BadOption<'a> {
     message: String,
 }
 
-impl IntoResponse for BadOption<'_> {
-    fn into_response(self) -> Response {
+impl BadOption<'_> {
+    fn answer(self, asked: &Asked<'_>) -> Response {
         let body = serde_json::json!({ "error": self.message, "option": self.option });
-        json(StatusCode::BAD_REQUEST, body.to_string())
+        asked.audited(
+            json(StatusCode::BAD_REQUEST, body.to_string()),
+            self.message,
+        )
     }
 }
 

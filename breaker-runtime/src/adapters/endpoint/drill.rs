@@ -3,14 +3,19 @@
 
 use std::time::Duration;
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::Value;
 
-use super::guard::{operated, refuse};
+use super::Endpoint;
+use super::commands::MAX_BODY;
+use super::guard::Asked;
 use super::stop::{Running, stop_running};
-use super::{Endpoint, with_snapshot};
+use crate::core::breaker::DrillError;
+use crate::outcome::error::humane;
 
 const EXAMPLE: &str = r#"{"open_for": "30s"}"#;
 
@@ -18,36 +23,54 @@ pub(super) async fn start(
     State(endpoint): State<Endpoint>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let breaker = match operated(&endpoint, &headers, &name, "drill") {
+    let asked = Asked {
+        breaker: &name,
+        command: "drill",
+    };
+    let breaker = match asked.operated(&endpoint, &headers) {
         Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => return refused.answer(),
+    };
+    let body = match asked.body(body, MAX_BODY) {
+        Ok(body) => body,
+        Err(refused) => return refused.answer(),
     };
     let open_for = match open_for(&body) {
         Ok(open_for) => open_for,
-        Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
+        Err(message) => return asked.refuse(StatusCode::BAD_REQUEST, &message),
     };
     // Refused only for the breaker's state (a drill running, an operator's hold, shadow
     // mode): the request was well formed, the breaker is not ready for it.
     if let Err(error) = breaker.drill(open_for) {
-        return refuse(StatusCode::CONFLICT, &error.to_string());
+        let message = match error {
+            DrillError::Drilling { ends } => format!(
+                "a drill is running already and ends in {}; stop it first with `DELETE {name}/drill`",
+                humane(ends.saturating_duration_since(tokio::time::Instant::now()))
+            ),
+            error => error.to_string(),
+        };
+        return asked.refuse(StatusCode::CONFLICT, &message);
     }
-    with_snapshot(&breaker.snapshot())
+    asked.answer(
+        &breaker.snapshot(),
+        format!("held open for {}", humane(open_for)),
+    )
 }
 
 pub(super) async fn stop(
     State(endpoint): State<Endpoint>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let running = Running {
         action: "drill_stop",
         a: "a drill",
         noun: "drill",
     };
-    stop_running(&endpoint, &headers, &name, &body, running, |breaker| {
+    stop_running(&endpoint, &headers, &name, body, running, |breaker| {
         breaker.stop_drill().is_some()
     })
 }

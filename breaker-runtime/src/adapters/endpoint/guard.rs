@@ -1,60 +1,149 @@
-//! What every request that changes a breaker passes first: the token, then the breaker's name.
+//! What every request that changes a breaker passes first: the token, then the breaker's name;
+//! and the answers such a request gets, each marked for the audit line.
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
-use super::{Endpoint, json};
+use super::audit::{Audit, audited};
+use super::{Endpoint, json, with_snapshot};
 use crate::core::breaker::Breaker;
+use crate::core::breaker::snapshot::Snapshot;
 use crate::registry::registry;
 
-/// The breaker named `name`, if the endpoint takes changes and the request carries its token;
-/// otherwise the answer: 403 while no token is configured, 401 for a bad or missing bearer
-/// (logged, with `action`), 404 for an unknown breaker. The token is checked before the name,
-/// so that a request without it learns nothing about which breakers exist.
-pub(super) fn operated(
-    endpoint: &Endpoint,
-    headers: &HeaderMap,
-    name: &str,
-    action: &str,
-) -> Result<Arc<Breaker>, Refused> {
-    let Some(token) = &endpoint.token else {
-        return Err(Refused(
-            StatusCode::FORBIDDEN,
-            "operator commands are off: configure a token (Endpoint::token)",
-        ));
-    };
-    let offered = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    if !same(offered.as_bytes(), token.as_bytes()) {
-        tracing::warn!(breaker = %name, command = %action, "operator command refused: bad or missing token");
-        return Err(Refused(
-            StatusCode::UNAUTHORIZED,
-            "a command needs `Authorization: Bearer <token>`",
-        ));
-    }
-    registry()
-        .get(name)
-        .ok_or(Refused(StatusCode::NOT_FOUND, "no breaker of that name"))
+/// An operator's request: the breaker and the command it asks for, which every answer to it
+/// names in the audit line.
+pub(super) struct Asked<'a> {
+    pub(super) breaker: &'a str,
+    pub(super) command: &'static str,
 }
 
-/// Why a request was turned away before it reached a breaker: small, unlike the [`Response`]
-/// it becomes.
-pub(super) struct Refused(StatusCode, &'static str);
+impl Asked<'_> {
+    /// The breaker asked for, if the endpoint takes changes and the request carries its token;
+    /// otherwise the answer: 403 while no token is configured, 401 for a missing or wrong
+    /// bearer (the log says which), 404 for an unknown breaker. The token is checked before
+    /// the name, so that a request without it learns nothing about which breakers exist.
+    pub(super) fn operated(
+        &self,
+        endpoint: &Endpoint,
+        headers: &HeaderMap,
+    ) -> Result<Arc<Breaker>, Refused> {
+        let Some(token) = &endpoint.token else {
+            return Err(Refused::from(self.refuse(
+                StatusCode::FORBIDDEN,
+                "operator commands are off: configure a token (Endpoint::token)",
+            )));
+        };
+        let offered = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        let told = "a command needs `Authorization: Bearer <token>`";
+        match offered {
+            None => {
+                return Err(Refused::from(self.refuse_saying(
+                    StatusCode::UNAUTHORIZED,
+                    told,
+                    "no bearer token",
+                )));
+            }
+            Some(offered) if !same(offered.as_bytes(), token.as_bytes()) => {
+                return Err(Refused::from(self.refuse_saying(
+                    StatusCode::UNAUTHORIZED,
+                    told,
+                    "a wrong token",
+                )));
+            }
+            Some(_) => {}
+        }
+        registry().get(self.breaker).ok_or_else(|| {
+            let message = unknown_breaker(self.breaker);
+            Refused::from(self.refuse(StatusCode::NOT_FOUND, &message))
+        })
+    }
 
-impl IntoResponse for Refused {
-    fn into_response(self) -> Response {
-        refuse(self.0, self.1)
+    /// The body, or the answer to one over `limit` bytes: 413, naming the limit.
+    pub(super) fn body(
+        &self,
+        body: Result<Bytes, BytesRejection>,
+        limit: usize,
+    ) -> Result<Bytes, Refused> {
+        body.map_err(|rejection| {
+            Refused::from(if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                let message = format!("the body is over the limit of {limit} bytes");
+                self.refuse(StatusCode::PAYLOAD_TOO_LARGE, &message)
+            } else {
+                self.refuse(rejection.status(), "the body could not be read")
+            })
+        })
+    }
+
+    /// A refusal, as JSON: `{"error": message}`.
+    pub(super) fn refuse(&self, status: StatusCode, message: &str) -> Response {
+        self.refuse_saying(status, message, message)
+    }
+
+    /// A refusal that tells the client `message` and the log `logged`.
+    fn refuse_saying(&self, status: StatusCode, message: &str, logged: &str) -> Response {
+        self.audited(refuse(status, message), logged.to_string())
+    }
+
+    /// 200 with the breaker's snapshot, the command `done`.
+    pub(super) fn answer(&self, snapshot: &Snapshot, done: String) -> Response {
+        self.audited(with_snapshot(snapshot), done)
+    }
+
+    /// Any other answer, marked with its outcome.
+    pub(super) fn audited(&self, response: Response, outcome: String) -> Response {
+        let audit = Audit {
+            breaker: self.breaker.to_string(),
+            command: self.command,
+            outcome,
+        };
+        audited(response, audit)
+    }
+}
+
+/// A request turned away before it reached the breaker: its answer, boxed, so that the
+/// `Result` a handler checks first stays small.
+pub(super) struct Refused(Box<Response>);
+
+impl From<Response> for Refused {
+    fn from(response: Response) -> Refused {
+        Refused(Box::new(response))
+    }
+}
+
+impl Refused {
+    /// The answer.
+    pub(super) fn answer(self) -> Response {
+        *self.0
     }
 }
 
 /// A refusal, as JSON: `{"error": message}`.
 pub(super) fn refuse(status: StatusCode, message: &str) -> Response {
     json(status, serde_json::json!({ "error": message }).to_string())
+}
+
+/// The answer to a name no breaker has: the name as given, and the nearest names that exist.
+pub(super) fn unknown_breaker(name: &str) -> String {
+    let breakers = registry().breakers();
+    let names: Vec<&str> = breakers.iter().map(|b| b.name().as_str()).collect();
+    let near = breaker_options::nearest(name, names.iter().copied());
+    match near.as_slice() {
+        [] => format!("no breaker is named `{name}`; `GET /` lists them"),
+        near => {
+            let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "no breaker is named `{name}`; the nearest names: {}",
+                near.join(", ")
+            )
+        }
+    }
 }
 
 /// Whether two byte strings are equal, in a time that depends on their lengths only, not on

@@ -3,16 +3,20 @@
 
 use std::time::Duration;
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use breaker_options::grammar;
 use serde_json::{Map, Value};
 
-use super::guard::{operated, refuse};
+use super::Endpoint;
+use super::commands::MAX_BODY;
+use super::guard::Asked;
 use super::stop::{Running, stop_running};
-use super::{Endpoint, with_snapshot};
-use crate::core::injection::Injection;
+use crate::core::injection::{InjectError, Injection};
+use crate::outcome::error::humane;
 
 const EXAMPLE: &str =
     r#"{"fail": "10%", "delay": "2s", "delay_share": "5%", "for": "5m", "seed": 7}"#;
@@ -21,36 +25,54 @@ pub(super) async fn start(
     State(endpoint): State<Endpoint>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let breaker = match operated(&endpoint, &headers, &name, "inject") {
+    let asked = Asked {
+        breaker: &name,
+        command: "inject",
+    };
+    let breaker = match asked.operated(&endpoint, &headers) {
         Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => return refused.answer(),
+    };
+    let body = match asked.body(body, MAX_BODY) {
+        Ok(body) => body,
+        Err(refused) => return refused.answer(),
     };
     let (injection, length) = match terms(&body) {
         Ok(terms) => terms,
-        Err(message) => return refuse(StatusCode::BAD_REQUEST, &message),
+        Err(message) => return asked.refuse(StatusCode::BAD_REQUEST, &message),
     };
     // Well formed, but the breaker is not ready for it (one running, shadow mode): a conflict.
     // Terms the breaker would refuse for themselves were refused above, as a bad request.
     if let Err(error) = breaker.inject(injection, length) {
-        return refuse(StatusCode::CONFLICT, &error.to_string());
+        let message = match error {
+            InjectError::Injecting { ends } => format!(
+                "an injection is running already and ends in {}; stop it first with `DELETE {name}/inject`",
+                humane(ends.saturating_duration_since(tokio::time::Instant::now()))
+            ),
+            error => error.to_string(),
+        };
+        return asked.refuse(StatusCode::CONFLICT, &message);
     }
-    with_snapshot(&breaker.snapshot())
+    asked.answer(
+        &breaker.snapshot(),
+        format!("injecting for {}", humane(length)),
+    )
 }
 
 pub(super) async fn stop(
     State(endpoint): State<Endpoint>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let running = Running {
         action: "inject_stop",
         a: "an injection",
         noun: "injection",
     };
-    stop_running(&endpoint, &headers, &name, &body, running, |breaker| {
+    stop_running(&endpoint, &headers, &name, body, running, |breaker| {
         breaker.stop_injection().is_some()
     })
 }

@@ -13,7 +13,8 @@
 //! |---|---|
 //! | `GET /` | every breaker's snapshot as JSON (`Accept: text/html`: the live page) |
 //! | `GET /events` | server-sent events: the same JSON at once, after every transition and each second |
-//! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with), `trace_start` (record the breaker's calls, a new trace, at most [`trace::Limits::DEFAULT`](crate::trace::Limits::DEFAULT)), `trace_stop`: 200 with the breaker's snapshot; 403 while no token is configured, 401 without the right `Authorization: Bearer`, 404 for an unknown breaker, 400 for an unknown command, 413 for a body (commands take none) |
+//! | `GET /{name}` | that breaker's snapshot as JSON, as `GET /` lists it; 404 for an unknown name, which the answer echoes with the nearest names that exist |
+//! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with), `trace_start` (record the breaker's calls, a new trace, at most [`trace::Limits::DEFAULT`](crate::trace::Limits::DEFAULT)), `trace_stop`: 200 with the breaker's snapshot; 403 while no token is configured, 401 for a missing or wrong `Authorization: Bearer` (one answer for both), 404 for an unknown breaker (the nearest names in the answer), 400 for an unknown command (the nearest command, and every command, `drill` and `inject` among them), 400 for a body (commands take none), 413 past 1 KiB |
 //! | `POST /{name}/drill` | a [drill](crate::Breaker::drill): the circuit held open for the body's `{"open_for": "30s"}` (a duration as in the attribute), then put back as it was: 200 with the breaker's snapshot; 400 for a missing or bad body or duration, 409 when the breaker refuses (a drill running, held open by an operator, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/drill` stops it early and puts the state back: 200 with the snapshot, 409 when no drill runs |
 //! | `POST /{name}/inject` | [fault injection](crate::Breaker::inject): the body's `{"fail": "10%", "delay": "2s", "delay_share": "5%", "for": "5m", "seed": 7}` (shares and durations as in the attribute; `for` required, at most 24 h; `fail`, `delay` or both; `delay_share` 100% when a delay has none; `seed` optional) injected into the breaker's calls until `for` has passed: 200 with the breaker's snapshot, whose `injection` reads it; 400 for a missing or bad body or field (saying which), 409 when the breaker refuses (one running, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/inject` stops it: 200 with the snapshot, 409 when none runs |
 //! | `GET /{name}/trace` | the calls the breaker recorded since `trace_start`, as JSON Lines (`application/x-ndjson`, one `{"at_ms": 0, "duration_ms": 80, "outcome": "success"}` a call: [`trace`](crate::trace)), for `breaker-replay`; empty if it never traced; 404 for an unknown breaker. No token: like the snapshots, it only reads |
@@ -28,10 +29,33 @@
 //! # let _ = (read_only, app);
 //! ```
 //!
+//! Every refusal answers `{"error": "..."}` (a refused option adds `"option"`), a body over the
+//! limit included (`"the body is over the limit of 1024 bytes"`).
+//!
+//! Every request of the operator's (a command, a drill, an injection, a change of options, and
+//! their stops), accepted or refused, is one log line: `info` when applied, `warn` when refused,
+//! with the fields `breaker`, `command`, `status`, `outcome` (what was applied, or why it was
+//! refused: for a 401, `no bearer token` or `a wrong token`, which the client is not told) and
+//! `peer`, never the token. The peer's address is known when the router is served with
+//! `into_make_service_with_connect_info::<SocketAddr>()`, and reads `unknown` otherwise; an
+//! `X-Forwarded-For` header is logged beside it as `forwarded_for`, the client's own claim.
+//!
+//! ```
+//! use std::net::SocketAddr;
+//! use breaker_runtime::endpoint::Endpoint;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let router = Endpoint::new().token("s3cret-from-the-environment").router();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:9100").await?;
+//! axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).await
+//! # }
+//! ```
+//!
 //! | file | its job |
 //! |---|---|
-//! | `guard.rs` | the token and the breaker's name, checked before any change |
-//! | `commands.rs` | the operator's commands and their log |
+//! | `guard.rs` | the token and the breaker's name, checked before any change, and the answers |
+//! | `audit.rs` | one log line for every operator request, with its peer |
+//! | `commands.rs` | the operator's commands |
 //! | `config.rs` | a live breaker's options changed, and the change logged |
 //! | `drill.rs` | a drill started and stopped |
 //! | `inject.rs` | faults injected into a breaker's calls, and stopped |
@@ -39,6 +63,7 @@
 //! | `trace.rs` | a breaker's recorded calls, for replay |
 //! | `page.html` | the live page: no external asset, updated by server-sent events |
 
+mod audit;
 mod commands;
 mod config;
 mod drill;
@@ -54,7 +79,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -63,6 +88,7 @@ use futures_util::Stream;
 
 use crate::core::breaker::observer;
 use crate::registry::registry;
+use guard::{refuse, unknown_breaker};
 
 /// The page, whole: it loads nothing else.
 const PAGE: &str = include_str!("page.html");
@@ -114,17 +140,22 @@ impl Endpoint {
     pub fn router(self) -> Router {
         history::start();
         observer::time_calls();
-        Router::new()
-            .route("/", get(breakers))
-            .route("/events", get(events))
+        // Every request of the operator's is logged once answered, with who sent it.
+        let operated = Router::new()
             .route("/{name}/{command}", post(commands::command))
             .route("/{name}/drill", post(drill::start).delete(drill::stop))
             .route("/{name}/inject", post(inject::start).delete(inject::stop))
-            .route("/{name}/trace", get(trace::get))
             .route(
                 "/{name}/config",
                 put(config::put).layer(DefaultBodyLimit::max(config::MAX_BODY)),
             )
+            .route_layer(axum::middleware::from_fn(audit::audit));
+        Router::new()
+            .route("/", get(breakers))
+            .route("/events", get(events))
+            .route("/{name}", get(breaker))
+            .route("/{name}/trace", get(trace::get))
+            .merge(operated)
             .layer(DefaultBodyLimit::max(commands::MAX_BODY))
             .with_state(self)
     }
@@ -150,6 +181,14 @@ async fn breakers(headers: HeaderMap) -> Response {
         return ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response();
     }
     json(StatusCode::OK, state_json())
+}
+
+/// `GET {name}`: that breaker's snapshot, as `GET /` lists it.
+async fn breaker(Path(name): Path<String>) -> Response {
+    match registry().get(&name) {
+        Some(breaker) => with_snapshot(&breaker.snapshot()),
+        None => refuse(StatusCode::NOT_FOUND, &unknown_breaker(&name)),
+    }
 }
 
 /// 200 with a breaker's snapshot: what every request that changes a breaker answers.

@@ -1,11 +1,14 @@
 //! The `DELETE` that ends early what an operator started on a breaker (a drill, an injection):
 //! behind the token, without a body, and a conflict when nothing of the kind runs.
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
-use super::guard::{operated, refuse};
-use super::{Endpoint, with_snapshot};
+use super::Endpoint;
+use super::commands::MAX_BODY;
+use super::guard::Asked;
 use crate::core::breaker::Breaker;
 
 /// What is stopped, as the answers name it.
@@ -24,21 +27,29 @@ pub(super) fn stop_running(
     endpoint: &Endpoint,
     headers: &HeaderMap,
     name: &str,
-    body: &[u8],
+    body: Result<Bytes, BytesRejection>,
     running: Running,
     stop: impl FnOnce(&Breaker) -> bool,
 ) -> Response {
-    let breaker = match operated(endpoint, headers, name, running.action) {
+    let asked = Asked {
+        breaker: name,
+        command: running.action,
+    };
+    let breaker = match asked.operated(endpoint, headers) {
         Ok(breaker) => breaker,
-        Err(refused) => return refused.into_response(),
+        Err(refused) => return refused.answer(),
+    };
+    let body = match asked.body(body, MAX_BODY) {
+        Ok(body) => body,
+        Err(refused) => return refused.answer(),
     };
     if !body.is_empty() {
         let message = format!("stopping {} takes no body", running.a);
-        return refuse(StatusCode::BAD_REQUEST, &message);
+        return asked.refuse(StatusCode::BAD_REQUEST, &message);
     }
     if !stop(&breaker) {
         let message = format!("no {} is running", running.noun);
-        return refuse(StatusCode::CONFLICT, &message);
+        return asked.refuse(StatusCode::CONFLICT, &message);
     }
-    with_snapshot(&breaker.snapshot())
+    asked.answer(&breaker.snapshot(), format!("{} stopped", running.noun))
 }

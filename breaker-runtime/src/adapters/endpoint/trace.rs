@@ -6,7 +6,7 @@ use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::guard::refuse;
+use super::guard::{refuse, unknown_breaker};
 use crate::core::trace::to_json_lines;
 use crate::registry::registry;
 
@@ -15,7 +15,7 @@ const JSON_LINES: &str = "application/x-ndjson";
 
 pub(super) async fn get(Path(name): Path<String>) -> Response {
     let Some(breaker) = registry().get(&name) else {
-        return refuse(StatusCode::NOT_FOUND, "no breaker of that name");
+        return refuse(StatusCode::NOT_FOUND, &unknown_breaker(&name));
     };
     let body = to_json_lines(&breaker.trace());
     Response::builder()

@@ -41,7 +41,10 @@ pub enum DrillError {
     #[error("the circuit is held open by an operator already")]
     ForcedOpen,
     /// Another drill is running; stop it first ([`Breaker::stop_drill`]).
-    #[error("a drill is running already")]
+    #[error(
+        "a drill is running already and ends in {}; stop it first with `stop_drill`",
+        crate::outcome::error::humane(ends.saturating_duration_since(Instant::now()))
+    )]
     Drilling {
         /// When the running drill ends, on tokio's clock.
         ends: Instant,
