@@ -85,6 +85,10 @@ fn run(args: &Args) -> Result<String, Vec<String>> {
     }
     let trace = read_trace(&args.trace).map_err(|e| vec![e.to_string()])?;
     let report = report(&trace, &candidates).map_err(|e| vec![e.to_string()])?;
+    if report.trace.calls == report.trace.rejected {
+        // Not an error: the report is what it is, and a script reading it goes on.
+        eprintln!("{}", nothing_to_judge(&args.trace, &report));
+    }
     if let Some(path) = &args.svg {
         let drawn = svg(&report, &trace).map_err(|e| vec![e.to_string()])?;
         std::fs::write(path, drawn).map_err(|e| vec![format!("{}: {e}", path.display())])?;
@@ -99,5 +103,21 @@ fn run(args: &Args) -> Result<String, Vec<String>> {
             |n| n.to_string_lossy().into_owned(),
         );
         Ok(table(&report, &name))
+    }
+}
+
+/// The warning for a trace with no call whose outcome is known: no candidate can be judged on
+/// it, so every row reads the same.
+fn nothing_to_judge(path: &std::path::Path, report: &breaker_replay::Report) -> String {
+    let path = path.display();
+    if report.trace.calls == 0 {
+        format!(
+            "warning: {path} holds no call: there is nothing to judge, so every candidate reads the same. Record a trace first (`start_trace`, or `POST {{name}}/trace_start` on the endpoint)"
+        )
+    } else {
+        format!(
+            "warning: {path} holds only rejected calls ({}), whose outcomes are unknown: there is nothing to judge, so every candidate reads the same. Record while the breaker lets calls through (shadow mode), so each has an outcome",
+            report.trace.rejected
+        )
     }
 }

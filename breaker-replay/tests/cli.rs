@@ -160,3 +160,41 @@ fn help_states_the_outage_rule() {
         "{help}"
     );
 }
+
+/// Issue 45: a trace with nothing to judge says so on stderr, and the report still prints with
+/// a success: there is no error, just nothing learnt.
+#[test]
+fn an_empty_trace_warns_that_there_is_nothing_to_judge() {
+    let empty = file("empty.jsonl", "");
+    let output = run(&["--trace", &empty, "--config", r#"window = "20""#]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "warning: {empty} holds no call: there is nothing to judge"
+        )),
+        "{stderr}"
+    );
+    assert!(!output.stdout.is_empty(), "the report, all the same");
+
+    let rejected = file(
+        "rejected.jsonl",
+        "{\"at_ms\": 0, \"duration_ms\": 0, \"outcome\": \"rejected\"}\n",
+    );
+    let output = run(&["--trace", &rejected, "--config", ""]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "warning: {rejected} holds only rejected calls (1), whose outcomes are unknown"
+        )),
+        "{stderr}"
+    );
+
+    let output = run(&["--trace", &sample(), "--config", ""]);
+    assert!(output.status.success());
+    assert!(
+        output.stderr.is_empty(),
+        "a trace with outcomes: no warning"
+    );
+}

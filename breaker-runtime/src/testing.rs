@@ -37,7 +37,7 @@ use std::fmt;
 use std::future::Future;
 
 use crate::core::breaker::Breaker;
-use crate::core::injection::{Injection, MAX_INJECTION};
+use crate::core::injection::{InjectError, Injection, MAX_INJECTION};
 use crate::registry::declaration::{DECLARATIONS, Location};
 use crate::registry::{registry, scope};
 
@@ -52,11 +52,79 @@ pub fn breaker(name: &str) -> Option<&'static Breaker> {
     scope::find(name)
 }
 
+/// Why [`open`] or [`inject`] could not act on the breaker asked for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TestingError {
+    /// Called outside [`isolated`]: there is no scope whose breaker to act on, and the
+    /// process-wide one is never touched.
+    #[error(
+        "testing::{call}(`{name}`) runs outside `testing::isolated`: wrap the test's body in `testing::isolated(async {{ .. }})`, whose breakers it acts on"
+    )]
+    NotIsolated {
+        /// `open` or `inject`.
+        call: &'static str,
+        /// The name asked for.
+        name: String,
+    },
+    /// No guarded fn's breaker has this name.
+    #[error("{}", unknown_name(.name, .nearest))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The names of guarded fns' breakers nearest it, nearest first.
+        nearest: Vec<String>,
+    },
+    /// The breaker refused the injection ([`Breaker::inject`]).
+    #[error("the breaker `{name}` refused the injection: {error}")]
+    Refused {
+        /// The breaker.
+        name: String,
+        /// Why.
+        error: InjectError,
+    },
+}
+
+fn unknown_name(name: &str, nearest: &[String]) -> String {
+    match nearest {
+        [] => format!(
+            "no guarded fn has a breaker named `{name}`: a guarded fn's breaker is named by its `name` option, or `module::path::fn` without one (`testing::fallback_report()` lists those with a fallback)"
+        ),
+        near => {
+            let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "no guarded fn has a breaker named `{name}`; the nearest names: {}",
+                near.join(", ")
+            )
+        }
+    }
+}
+
+/// The scope's breaker named `name`, made now if no call in the scope made it yet.
+fn scoped(call: &'static str, name: &str) -> Result<&'static Breaker, TestingError> {
+    if !scope::active() {
+        return Err(TestingError::NotIsolated {
+            call,
+            name: name.to_string(),
+        });
+    }
+    scope::find_or_make(name).ok_or_else(|| {
+        let names = scope::guarded_names();
+        TestingError::Unknown {
+            name: name.to_string(),
+            nearest: breaker_options::nearest(name, names.iter().map(String::as_str))
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
+    })
+}
+
 /// Holds the current scope's breaker named `name` open (made now if no call in the scope made
 /// it yet), so that every call of its guarded fn in this scope goes down its fallback (or
-/// answers with the rejection), without a mock of the dependency. Returns the breaker; `None`
-/// outside [`isolated`] or for a name no guarded fn's breaker has. `reset()` it to let calls
-/// through again.
+/// answers with the rejection), without a mock of the dependency. Returns the breaker, or why
+/// it could not: outside [`isolated`], or a name no guarded fn's breaker has (with the nearest
+/// names). `reset()` it to let calls through again.
 ///
 /// ```
 /// use breaker_runtime::{circuit_breaker, testing, BreakerError};
@@ -75,24 +143,28 @@ pub fn breaker(name: &str) -> Option<&'static Breaker> {
 /// testing::isolated(async {
 ///     testing::open("forced-doc").expect("a guarded fn's breaker");
 ///     assert_eq!(rate("EURUSD").await, Ok(1.0), "served by the fallback");
+///     let typo = testing::open("forcd-doc").unwrap_err();
+///     assert_eq!(typo.to_string(), "no guarded fn has a breaker named `forcd-doc`; the nearest names: `forced-doc`");
 /// })
 /// .await;
 /// assert_eq!(rate("EURUSD").await, Ok(1.08), "outside the scope, untouched");
+/// assert!(testing::open("forced-doc").is_err(), "outside a scope, nothing to open");
 /// # }
 /// ```
-pub fn open(name: &str) -> Option<&'static Breaker> {
-    let breaker = scope::find_or_make(name)?;
+pub fn open(name: &str) -> Result<&'static Breaker, TestingError> {
+    let breaker = scoped("open", name)?;
     breaker.force_open();
-    Some(breaker)
+    Ok(breaker)
 }
 
 /// Injects `injection` into the current scope's breaker named `name` (made now if no call in
 /// the scope made it yet) for the rest of the scope, so that a unit test sends its guarded fn
 /// down the fallback (an injected failure), or past its timeout (an injected delay), through
-/// the real call path and without a mock of the dependency. Returns the breaker; `None`
-/// outside [`isolated`], for a name no guarded fn's breaker has, or when the breaker refuses
-/// (one injection runs already, or shadow mode: see [`Breaker::inject`]). Call
-/// `stop_injection()` on it to let calls through untouched again.
+/// the real call path and without a mock of the dependency. Returns the breaker, or why it
+/// could not: outside [`isolated`], a name no guarded fn's breaker has (with the nearest
+/// names), or the breaker refused (one injection runs already, shadow mode, terms that inject
+/// nothing: see [`Breaker::inject`]). Call `stop_injection()` on it to let calls through
+/// untouched again.
 ///
 /// ```
 /// use breaker_runtime::{circuit_breaker, testing, BreakerError, Injection};
@@ -116,10 +188,15 @@ pub fn open(name: &str) -> Option<&'static Breaker> {
 /// assert_eq!(rate("EURUSD").await, Ok(1.08), "outside the scope, untouched");
 /// # }
 /// ```
-pub fn inject(name: &str, injection: Injection) -> Option<&'static Breaker> {
-    let breaker = scope::find_or_make(name)?;
-    breaker.inject(injection, MAX_INJECTION).ok()?;
-    Some(breaker)
+pub fn inject(name: &str, injection: Injection) -> Result<&'static Breaker, TestingError> {
+    let breaker = scoped("inject", name)?;
+    breaker
+        .inject(injection, MAX_INJECTION)
+        .map_err(|error| TestingError::Refused {
+            name: name.to_string(),
+            error,
+        })?;
+    Ok(breaker)
 }
 
 /// Closes every breaker in the registry with an empty window: a clean slate between tests
@@ -217,11 +294,17 @@ pub fn fallback_report() -> Vec<FallbackRuns> {
     runs
 }
 
-/// Fails, naming each one, if a guarded fn whose path starts with `under` declares a fallback
-/// (or `stale_for`) that has never served in this process. Call it at the end of a test suite
-/// (see `docs/testing.md`: a last step of a `harness = false` test, or after the scenarios of one
-/// test); `""` takes every guarded fn of the program, a crate's name (`"shop"`) or a module
-/// path (`"shop::payments"`) only those below it. Panics, as an assertion does.
+/// Fails, naming each one, if a guarded fn under `prefix` declares a fallback (or `stale_for`)
+/// that has never served in this process. Call it at the end of a test suite (see
+/// `docs/testing.md`: a last step of a `harness = false` test, or after the scenarios of one
+/// test). Panics, as an assertion does.
+///
+/// A guarded fn is under `prefix` when its path (`shop::payments::charge`) or its breaker's
+/// `name` starts with it, at a `::`: `"shop"` and `"shop::"` take `shop::charge` and
+/// `shop::payments::charge`, not `shopping::cart`; a whole name or path takes that fn alone.
+/// `""` takes every guarded fn of the program. A prefix that takes no guarded fn that declares
+/// a fallback or `stale_for` (a typo, a module without fallbacks) panics too, naming the
+/// prefixes that do take some: an assertion that checks nothing would pass for ever.
 ///
 /// ```should_panic
 /// use breaker_runtime::{circuit_breaker, testing, BreakerError};
@@ -239,21 +322,104 @@ pub fn fallback_report() -> Vec<FallbackRuns> {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// assert_eq!(stock(7).await, Ok(7));
-/// testing::assert_every_fallback_ran("");
+/// testing::assert_every_fallback_ran("never-drilled");
 /// # }
 /// ```
 #[track_caller]
-pub fn assert_every_fallback_ran(under: &str) {
-    let never: Vec<FallbackRuns> = fallback_report()
-        .into_iter()
-        .filter(|r| r.function.starts_with(under) && !r.exercised())
+pub fn assert_every_fallback_ran(prefix: &str) {
+    let runs = fallback_report();
+    let named = breaker_names();
+    let under: Vec<&FallbackRuns> = runs
+        .iter()
+        .filter(|r| {
+            prefix.is_empty()
+                || starts_at_a_path(r.function, prefix)
+                || named
+                    .iter()
+                    .any(|(f, name)| *f == r.function && starts_at_a_path(name, prefix))
+        })
+        .collect();
+    if under.is_empty() && !prefix.is_empty() {
+        panic!("{}", no_fallback_under(prefix, &runs, &named));
+    }
+    let never: Vec<String> = under
+        .iter()
+        .filter(|r| !r.exercised())
+        .map(|r| format!("  {r}"))
         .collect();
     if !never.is_empty() {
-        let list: Vec<String> = never.iter().map(|r| format!("  {r}")).collect();
         panic!(
             "{} guarded fn(s) never served their fallback in this run; an untested fallback is a bug scheduled for the worst day. Exercise each (force its breaker open, `testing::isolated` and `Breaker::force_open`):\n{}",
             never.len(),
-            list.join("\n")
+            never.join("\n")
         );
     }
+}
+
+/// Whether `path` starts with `prefix` at a `::` (or is it).
+fn starts_at_a_path(path: &str, prefix: &str) -> bool {
+    match path.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || prefix.ends_with("::") || rest.starts_with("::"),
+        None => false,
+    }
+}
+
+/// Each guarded fn's path beside its breaker's name, where the two differ (a `name` option).
+fn breaker_names() -> Vec<(&'static str, String)> {
+    DECLARATIONS
+        .iter()
+        .filter_map(|d| {
+            let name = registry().declared(d).name().as_str().to_string();
+            (name != d.default_name).then_some((d.default_name, name))
+        })
+        .collect()
+}
+
+/// The panic for a prefix that takes no guarded fn with a fallback: the prefixes that do.
+fn no_fallback_under(prefix: &str, runs: &[FallbackRuns], named: &[(&str, String)]) -> String {
+    let mut prefixes: Vec<String> = Vec::new();
+    let mut add = |p: String| {
+        if !prefixes.contains(&p) {
+            prefixes.push(p);
+        }
+    };
+    for run in runs {
+        let names = named.iter().filter(|(f, _)| *f == run.function);
+        for path in std::iter::once(run.function).chain(names.map(|(_, n)| n.as_str())) {
+            // Every module the fn lives under (or its name reads as under), and the whole.
+            let mut at = 0;
+            while let Some(found) = path[at..].find("::") {
+                at += found + 2;
+                add(path[..at].to_string());
+            }
+            add(path.to_string());
+        }
+    }
+    prefixes.sort();
+    // A program of hundreds of guarded fns: the top of the list says enough.
+    if prefixes.len() > 40 {
+        prefixes.truncate(40);
+        prefixes.push("…".to_string());
+    }
+    let near = breaker_options::nearest(prefix, prefixes.iter().map(String::as_str));
+    let near = match near.as_slice() {
+        [] => String::new(),
+        near => {
+            let near: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+            format!(" (did you mean {}?)", near.join(" or "))
+        }
+    };
+    if prefixes.is_empty() {
+        return format!(
+            "testing::assert_every_fallback_ran(`{prefix}`) checks nothing: no guarded fn of the program declares a fallback or `stale_for`"
+        );
+    }
+    format!(
+        "testing::assert_every_fallback_ran(`{prefix}`) checks nothing: no guarded fn under it declares a fallback or `stale_for`{near}. A prefix is the start of a guarded fn's path or of its breaker's name, at a `::`; those that take some are: {}",
+        prefixes
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

@@ -97,9 +97,18 @@ async fn a_suite_fails_naming_exactly_the_guarded_fn_whose_fallback_never_ran() 
     assert!(!message.contains("suite::quote"), "{message}");
 
     // Down its fallback without failing the dependency: the scope's breaker held open.
-    assert!(testing::open("report-refund").is_none(), "outside a scope");
+    assert!(
+        matches!(
+            testing::open("report-refund"),
+            Err(testing::TestingError::NotIsolated { call: "open", .. })
+        ),
+        "outside a scope"
+    );
     testing::isolated(async {
-        assert!(testing::open("no-such-breaker").is_none());
+        assert!(matches!(
+            testing::open("no-such-breaker"),
+            Err(testing::TestingError::Unknown { .. })
+        ));
         testing::open("report-refund").expect("refund's breaker, made in this scope");
         assert_eq!(suite::refund(true).await, Ok(20));
     })
@@ -139,12 +148,18 @@ async fn an_injected_fault_sends_a_guarded_fn_down_its_fallback_without_a_mock()
             .map(|r| r.fallback_ran)
     };
     assert!(
-        testing::inject("report-stock", Injection::new().fail(100.0)).is_none(),
+        matches!(
+            testing::inject("report-stock", Injection::new().fail(100.0)),
+            Err(testing::TestingError::NotIsolated { call: "inject", .. })
+        ),
         "outside a scope"
     );
     assert_eq!(ran(), Some(0));
     testing::isolated(async {
-        assert!(testing::inject("no-such-breaker", Injection::new().fail(100.0)).is_none());
+        assert!(matches!(
+            testing::inject("no-such-breaker", Injection::new().fail(100.0)),
+            Err(testing::TestingError::Unknown { .. })
+        ));
         let breaker = testing::inject("report-stock", Injection::new().fail(100.0))
             .expect("stock's breaker, made in this scope");
         assert_eq!(injected::stock(5).await, Ok(0), "an injected failure");
@@ -171,4 +186,80 @@ async fn an_injected_fault_sends_a_guarded_fn_down_its_fallback_without_a_mock()
         Ok(5),
         "the process-wide breaker has nothing injected"
     );
+}
+
+mod named_elsewhere {
+    use breaker_runtime::{BreakerError, circuit_breaker};
+
+    /// Named under a prefix of its own, living in this module.
+    #[circuit_breaker(name = "guide-report::price", fallback = list_price)]
+    pub async fn price(sku: u32) -> Result<u32, BreakerError> {
+        Ok(sku * 100)
+    }
+
+    async fn list_price(_sku: u32) -> Result<u32, BreakerError> {
+        Ok(99)
+    }
+}
+
+/// Issue 45: a prefix that takes no guarded fn with a fallback panics, naming the prefixes
+/// that take some, where it passed checking nothing; a breaker's `name` is a prefix too.
+#[tokio::test]
+async fn a_prefix_that_takes_no_fallback_fails_and_names_the_prefixes_that_exist() {
+    let typo = failure_of("fallback_report::suite_").expect("a typo takes nothing");
+    assert!(
+        typo.starts_with(
+            "testing::assert_every_fallback_ran(`fallback_report::suite_`) checks nothing: no guarded fn under it declares a fallback or `stale_for` (did you mean `fallback_report::suite::`"
+        ),
+        "{typo}"
+    );
+    assert!(typo.contains("`report-charge`"), "names count: {typo}");
+    assert!(
+        typo.contains("`guide-report::`"),
+        "and what names read as under: {typo}"
+    );
+    let half = failure_of("fallback_report::sui").expect("a prefix stops at a `::`");
+    assert!(half.contains("checks nothing"), "{half}");
+
+    // By its breaker's name, though it lives in another module: it can fail, then pass.
+    let never = failure_of("guide-report::").expect("its fallback never ran");
+    assert!(never.contains("named_elsewhere::price"), "{never}");
+    testing::isolated(async {
+        testing::open("guide-report::price").expect("its breaker");
+        assert_eq!(named_elsewhere::price(1).await, Ok(99));
+    })
+    .await;
+    assert_eq!(failure_of("guide-report::"), None);
+    assert_eq!(failure_of("guide-report::price"), None, "a whole name");
+    assert_eq!(
+        failure_of(concat!(module_path!(), "::named_elsewhere")),
+        None,
+        "its path, without the `::`"
+    );
+}
+
+/// The errors of `open` and `inject` say which mistake it was.
+#[tokio::test]
+async fn open_and_inject_say_why_they_could_not() {
+    let outside = testing::open("report-charge").unwrap_err();
+    assert!(
+        outside
+            .to_string()
+            .starts_with("testing::open(`report-charge`) runs outside `testing::isolated`"),
+        "{outside}"
+    );
+    testing::isolated(async {
+        let typo = testing::open("report-chrage").unwrap_err();
+        assert_eq!(
+            typo.to_string(),
+            "no guarded fn has a breaker named `report-chrage`; the nearest names: `report-charge`"
+        );
+        let nothing = breaker_runtime::Injection::new();
+        let refused = testing::inject("report-charge", nothing).unwrap_err();
+        assert!(
+            matches!(refused, testing::TestingError::Refused { .. }),
+            "{refused}"
+        );
+    })
+    .await;
 }

@@ -68,6 +68,23 @@ pub(crate) fn scoped(declaration: &'static Declaration) -> Option<&'static Break
         .ok()
 }
 
+/// Whether the caller runs inside [`isolated`](crate::testing::isolated).
+pub(crate) fn active() -> bool {
+    SCOPE.try_with(|_| ()).is_ok()
+}
+
+/// The names of the breakers of every guarded fn, in declaration order, each once.
+pub(crate) fn guarded_names() -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for declaration in DECLARATIONS.iter() {
+        let name = registry().declared(declaration).name().as_str().to_string();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// The current scope's breaker named `name`, made now if no call in the scope made it yet;
 /// `None` outside a scope, or for a name no guarded fn's breaker has.
 pub(crate) fn find_or_make(name: &str) -> Option<&'static Breaker> {
