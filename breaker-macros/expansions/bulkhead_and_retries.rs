@@ -61,8 +61,8 @@ async fn lookup(key: u64) -> Result<Row, DbError> {
             };
             #[allow(unused_variables, unused_mut)]
             let key = ::breaker_runtime::__private::RetryArg::duplicate(&key);
-            let __breaker_attempt = __breaker
-                .call_with(
+            let __breaker_attempt = ::breaker_runtime::__private::attempt(
+                    __breaker,
                     async {
                         let __breaker_value = async {
                             if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -79,9 +79,18 @@ async fn lookup(key: u64) -> Result<Row, DbError> {
                         let __breaker_verdict = ::breaker_runtime::__private::classify::<
                             Result<Row, DbError>,
                         >(&__breaker_value);
-                        (__breaker_value, __breaker_verdict)
+                        let __breaker_describe = ::breaker_runtime::__private::describer::<
+                            Result<Row, DbError>,
+                            _,
+                        >(|__breaker_failed| {
+                            use ::breaker_runtime::__private::DescribeFailure as _;
+                            (&&&&::breaker_runtime::__private::Describe(
+                                __breaker_failed,
+                            ))
+                                .failure()
+                        });
+                        (__breaker_value, __breaker_verdict, __breaker_describe)
                     },
-                    |(_, __breaker_verdict)| *__breaker_verdict,
                 )
                 .await;
             ::core::mem::drop(__breaker_slot);
@@ -98,20 +107,7 @@ async fn lookup(key: u64) -> Result<Row, DbError> {
         }
     };
     match __breaker_outcome {
-        ::core::result::Result::Ok((__breaker_value, __breaker_verdict)) => {
-            if __breaker_verdict == ::breaker_runtime::Verdict::Failure {
-                ::breaker_runtime::__private::note_failed(
-                    __breaker,
-                    &__breaker_value,
-                    |__breaker_failed| {
-                        use ::breaker_runtime::__private::DescribeFailure as _;
-                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                            .failure()
-                    },
-                );
-            }
-            __breaker_value
-        }
+        ::core::result::Result::Ok((__breaker_value, _, _)) => __breaker_value,
         ::core::result::Result::Err(__breaker_error) => {
             <Result<
                 Row,

@@ -70,8 +70,8 @@ async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
                                 }
                             }
                         };
-                        let __breaker_attempt = __breaker
-                            .call_with(
+                        let __breaker_attempt = ::breaker_runtime::__private::attempt(
+                                __breaker,
                                 async {
                                     let __breaker_value = async {
                                         if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -88,9 +88,18 @@ async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
                                     let __breaker_verdict = ::breaker_runtime::__private::classify::<
                                         Result<Vec<Hit>, SearchError>,
                                     >(&__breaker_value);
-                                    (__breaker_value, __breaker_verdict)
+                                    let __breaker_describe = ::breaker_runtime::__private::describer::<
+                                        Result<Vec<Hit>, SearchError>,
+                                        _,
+                                    >(|__breaker_failed| {
+                                        use ::breaker_runtime::__private::DescribeFailure as _;
+                                        (&&&&::breaker_runtime::__private::Describe(
+                                            __breaker_failed,
+                                        ))
+                                            .failure()
+                                    });
+                                    (__breaker_value, __breaker_verdict, __breaker_describe)
                                 },
-                                |(_, __breaker_verdict)| *__breaker_verdict,
                             )
                             .await;
                         ::core::mem::drop(__breaker_slot);
@@ -105,22 +114,10 @@ async fn search(query: String) -> Result<Vec<Hit>, SearchError> {
             (
                 __breaker_value,
                 ::breaker_runtime::Verdict::Success | ::breaker_runtime::Verdict::Ignore,
+                _,
             ),
         ) => __breaker_value,
         __breaker_unanswered => {
-            if let ::core::result::Result::Ok(
-                (__breaker_failed, ::breaker_runtime::Verdict::Failure),
-            ) = &__breaker_unanswered {
-                ::breaker_runtime::__private::note_failed(
-                    __breaker,
-                    __breaker_failed,
-                    |__breaker_failed| {
-                        use ::breaker_runtime::__private::DescribeFailure as _;
-                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                            .failure()
-                    },
-                );
-            }
             ::core::mem::drop(__breaker_unanswered);
             {
                 __BREAKER_DECLARATION.fallbacks.ran();

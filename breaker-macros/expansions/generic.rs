@@ -43,8 +43,8 @@ where
         &__BREAKER_DECLARATION,
     );
     let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
-    let __breaker_outcome = __breaker
-        .call_with(
+    let __breaker_outcome = ::breaker_runtime::__private::attempt(
+            __breaker,
             async {
                 let __breaker_value = async {
                     if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -61,26 +61,20 @@ where
                 let __breaker_verdict = ::breaker_runtime::__private::classify::<
                     Result<T, DecodeError>,
                 >(&__breaker_value);
-                (__breaker_value, __breaker_verdict)
+                let __breaker_describe = ::breaker_runtime::__private::describer::<
+                    Result<T, DecodeError>,
+                    _,
+                >(|__breaker_failed| {
+                    use ::breaker_runtime::__private::DescribeFailure as _;
+                    (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                        .failure()
+                });
+                (__breaker_value, __breaker_verdict, __breaker_describe)
             },
-            |(_, __breaker_verdict)| *__breaker_verdict,
         )
         .await;
     match __breaker_outcome {
-        ::core::result::Result::Ok((__breaker_value, __breaker_verdict)) => {
-            if __breaker_verdict == ::breaker_runtime::Verdict::Failure {
-                ::breaker_runtime::__private::note_failed(
-                    __breaker,
-                    &__breaker_value,
-                    |__breaker_failed| {
-                        use ::breaker_runtime::__private::DescribeFailure as _;
-                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                            .failure()
-                    },
-                );
-            }
-            __breaker_value
-        }
+        ::core::result::Result::Ok((__breaker_value, _, _)) => __breaker_value,
         ::core::result::Result::Err(__breaker_error) => {
             <Result<
                 T,

@@ -34,8 +34,8 @@ impl Catalog {
             &__BREAKER_DECLARATION,
         );
         let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
-        let __breaker_outcome = __breaker
-            .call_with(
+        let __breaker_outcome = ::breaker_runtime::__private::attempt(
+                __breaker,
                 async {
                     let __breaker_value = async {
                         if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -52,9 +52,16 @@ impl Catalog {
                     let __breaker_verdict = ::breaker_runtime::__private::classify::<
                         Result<u64, CatalogError>,
                     >(&__breaker_value);
-                    (__breaker_value, __breaker_verdict)
+                    let __breaker_describe = ::breaker_runtime::__private::describer::<
+                        Result<u64, CatalogError>,
+                        _,
+                    >(|__breaker_failed| {
+                        use ::breaker_runtime::__private::DescribeFailure as _;
+                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                            .failure()
+                    });
+                    (__breaker_value, __breaker_verdict, __breaker_describe)
                 },
-                |(_, __breaker_verdict)| *__breaker_verdict,
             )
             .await;
         match __breaker_outcome {
@@ -63,24 +70,10 @@ impl Catalog {
                     __breaker_value,
                     ::breaker_runtime::Verdict::Success
                     | ::breaker_runtime::Verdict::Ignore,
+                    _,
                 ),
             ) => __breaker_value,
             __breaker_unanswered => {
-                if let ::core::result::Result::Ok(
-                    (__breaker_failed, ::breaker_runtime::Verdict::Failure),
-                ) = &__breaker_unanswered {
-                    ::breaker_runtime::__private::note_failed(
-                        __breaker,
-                        __breaker_failed,
-                        |__breaker_failed| {
-                            use ::breaker_runtime::__private::DescribeFailure as _;
-                            (&&&&::breaker_runtime::__private::Describe(
-                                __breaker_failed,
-                            ))
-                                .failure()
-                        },
-                    );
-                }
                 ::core::mem::drop(__breaker_unanswered);
                 {
                     __BREAKER_DECLARATION.fallbacks.ran();

@@ -33,20 +33,22 @@ async fn stream(topic: &str) -> impl Stream<Item = Event> {
     );
     let __breaker: &'static ::vendored::breaker_runtime::Breaker = __BREAKER_HANDLE
         .get();
-    let __breaker_outcome = __breaker
-        .call_with(
+    let __breaker_outcome = ::vendored::breaker_runtime::__private::attempt(
+            __breaker,
             async {
                 let __breaker_value = async { subscribe(topic).await }.await;
                 let __breaker_verdict = ::vendored::breaker_runtime::__private::classify(
                     &__breaker_value,
                 );
-                (__breaker_value, __breaker_verdict)
+                let __breaker_describe = ::vendored::breaker_runtime::__private::silent(
+                    &__breaker_value,
+                );
+                (__breaker_value, __breaker_verdict, __breaker_describe)
             },
-            |(_, __breaker_verdict)| *__breaker_verdict,
         )
         .await;
     match __breaker_outcome {
-        ::core::result::Result::Ok((__breaker_value, _)) => __breaker_value,
+        ::core::result::Result::Ok((__breaker_value, _, _)) => __breaker_value,
         ::core::result::Result::Err(__breaker_error) => {
             ::vendored::breaker_runtime::__private::FromRejection::from_rejection(
                 __breaker_error,

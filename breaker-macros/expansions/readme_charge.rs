@@ -33,8 +33,8 @@ async fn charge(order: &Order) -> Result<Receipt, PayError> {
         &__BREAKER_DECLARATION,
     );
     let __breaker: &'static ::breaker_runtime::Breaker = __BREAKER_HANDLE.get();
-    let __breaker_outcome = __breaker
-        .call_with(
+    let __breaker_outcome = ::breaker_runtime::__private::attempt(
+            __breaker,
             async {
                 let __breaker_value = async {
                     if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -51,9 +51,16 @@ async fn charge(order: &Order) -> Result<Receipt, PayError> {
                 let __breaker_verdict = ::breaker_runtime::__private::classify::<
                     Result<Receipt, PayError>,
                 >(&__breaker_value);
-                (__breaker_value, __breaker_verdict)
+                let __breaker_describe = ::breaker_runtime::__private::describer::<
+                    Result<Receipt, PayError>,
+                    _,
+                >(|__breaker_failed| {
+                    use ::breaker_runtime::__private::DescribeFailure as _;
+                    (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                        .failure()
+                });
+                (__breaker_value, __breaker_verdict, __breaker_describe)
             },
-            |(_, __breaker_verdict)| *__breaker_verdict,
         )
         .await;
     match __breaker_outcome {
@@ -61,22 +68,10 @@ async fn charge(order: &Order) -> Result<Receipt, PayError> {
             (
                 __breaker_value,
                 ::breaker_runtime::Verdict::Success | ::breaker_runtime::Verdict::Ignore,
+                _,
             ),
         ) => __breaker_value,
         __breaker_unanswered => {
-            if let ::core::result::Result::Ok(
-                (__breaker_failed, ::breaker_runtime::Verdict::Failure),
-            ) = &__breaker_unanswered {
-                ::breaker_runtime::__private::note_failed(
-                    __breaker,
-                    __breaker_failed,
-                    |__breaker_failed| {
-                        use ::breaker_runtime::__private::DescribeFailure as _;
-                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                            .failure()
-                    },
-                );
-            }
             ::core::mem::drop(__breaker_unanswered);
             {
                 __BREAKER_DECLARATION.fallbacks.ran();

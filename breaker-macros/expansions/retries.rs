@@ -53,8 +53,8 @@ async fn fetch(url: &str) -> Result<String, FetchError> {
             __breaker,
         );
         '__breaker_attempts: loop {
-            let __breaker_attempt = __breaker
-                .call_with(
+            let __breaker_attempt = ::breaker_runtime::__private::attempt(
+                    __breaker,
                     async {
                         let __breaker_value = async {
                             if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -71,9 +71,18 @@ async fn fetch(url: &str) -> Result<String, FetchError> {
                         let __breaker_verdict = ::breaker_runtime::__private::classify::<
                             Result<String, FetchError>,
                         >(&__breaker_value);
-                        (__breaker_value, __breaker_verdict)
+                        let __breaker_describe = ::breaker_runtime::__private::describer::<
+                            Result<String, FetchError>,
+                            _,
+                        >(|__breaker_failed| {
+                            use ::breaker_runtime::__private::DescribeFailure as _;
+                            (&&&&::breaker_runtime::__private::Describe(
+                                __breaker_failed,
+                            ))
+                                .failure()
+                        });
+                        (__breaker_value, __breaker_verdict, __breaker_describe)
                     },
-                    |(_, __breaker_verdict)| *__breaker_verdict,
                 )
                 .await;
             match __breaker_attempts
@@ -89,20 +98,7 @@ async fn fetch(url: &str) -> Result<String, FetchError> {
         }
     };
     match __breaker_outcome {
-        ::core::result::Result::Ok((__breaker_value, __breaker_verdict)) => {
-            if __breaker_verdict == ::breaker_runtime::Verdict::Failure {
-                ::breaker_runtime::__private::note_failed(
-                    __breaker,
-                    &__breaker_value,
-                    |__breaker_failed| {
-                        use ::breaker_runtime::__private::DescribeFailure as _;
-                        (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                            .failure()
-                    },
-                );
-            }
-            __breaker_value
-        }
+        ::core::result::Result::Ok((__breaker_value, _, _)) => __breaker_value,
         ::core::result::Result::Err(__breaker_error) => {
             <Result<
                 String,

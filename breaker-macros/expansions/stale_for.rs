@@ -52,8 +52,8 @@ async fn quote(sku: u32, currency: &str) -> Result<Quote, QuoteError> {
         ::core::clone::Clone::clone(&sku),
         ::std::borrow::ToOwned::to_owned(&*currency),
     );
-    let __breaker_outcome = __breaker
-        .call_with(
+    let __breaker_outcome = ::breaker_runtime::__private::attempt(
+            __breaker,
             async {
                 let __breaker_value = async {
                     if let ::core::option::Option::Some(__breaker_ret) = ::core::option::Option::None::<
@@ -70,14 +70,21 @@ async fn quote(sku: u32, currency: &str) -> Result<Quote, QuoteError> {
                 let __breaker_verdict = ::breaker_runtime::__private::classify::<
                     Result<Quote, QuoteError>,
                 >(&__breaker_value);
-                (__breaker_value, __breaker_verdict)
+                let __breaker_describe = ::breaker_runtime::__private::describer::<
+                    Result<Quote, QuoteError>,
+                    _,
+                >(|__breaker_failed| {
+                    use ::breaker_runtime::__private::DescribeFailure as _;
+                    (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
+                        .failure()
+                });
+                (__breaker_value, __breaker_verdict, __breaker_describe)
             },
-            |(_, __breaker_verdict)| *__breaker_verdict,
         )
         .await;
     match __breaker_outcome {
         ::core::result::Result::Ok(
-            (__breaker_value, ::breaker_runtime::Verdict::Success),
+            (__breaker_value, ::breaker_runtime::Verdict::Success, _),
         ) => {
             let __breaker_keepable = {
                 use ::breaker_runtime::__private::IsKeepable as _;
@@ -93,20 +100,11 @@ async fn quote(sku: u32, currency: &str) -> Result<Quote, QuoteError> {
             __breaker_value
         }
         ::core::result::Result::Ok(
-            (__breaker_value, ::breaker_runtime::Verdict::Ignore),
+            (__breaker_value, ::breaker_runtime::Verdict::Ignore, _),
         ) => __breaker_value,
         ::core::result::Result::Ok(
-            (__breaker_value, ::breaker_runtime::Verdict::Failure),
+            (__breaker_value, ::breaker_runtime::Verdict::Failure, _),
         ) => {
-            ::breaker_runtime::__private::note_failed(
-                __breaker,
-                &__breaker_value,
-                |__breaker_failed| {
-                    use ::breaker_runtime::__private::DescribeFailure as _;
-                    (&&&&::breaker_runtime::__private::Describe(__breaker_failed))
-                        .failure()
-                },
-            );
             if let ::core::option::Option::Some(__breaker_stale) = <Result<
                 Quote,
                 QuoteError,

@@ -12,7 +12,7 @@ pub use crate::fallback::stale::StaleCache;
 pub use crate::outcome::classify::{IsFailure, Verdict};
 pub use crate::outcome::error::BreakerError;
 pub use crate::policy::Policy;
-pub use crate::policy::attempts::{Attempted, Attempts, backoff, within_deadline};
+pub use crate::policy::attempts::{Attempted, Attempts, Verdicted, backoff, within_deadline};
 pub use crate::registry::declaration::Location;
 pub use crate::registry::declaration::{DECLARATIONS, Declaration, Fallbacks};
 pub use crate::registry::handle::Handle;
@@ -247,6 +247,69 @@ impl<T> IsKeepable for Keepable<'_, T> {
     }
 }
 
+/// One attempt of a guarded fn: its body, which ends in its value, the value's verdict and how
+/// to describe its failure, run through the breaker. A counted failure's words reach the
+/// breaker as it records it, out of line, so that the way back of an answered call carries
+/// nothing for them.
+#[inline(always)]
+pub fn attempt<F, T, D>(breaker: &crate::Breaker, body: F) -> crate::Call<'_, F, Guarded>
+where
+    F: std::future::Future<Output = (T, Verdict, D)>,
+    D: Describer<T>,
+{
+    breaker.call_classified(body, Guarded)
+}
+
+/// The classifier of [`attempt`]: the verdict the body found, and the words of its failure.
+pub struct Guarded;
+
+impl<T, D: Describer<T>> crate::Classify<(T, Verdict, D)> for Guarded {
+    #[inline(always)]
+    fn classify(self, value: &(T, Verdict, D)) -> Verdict {
+        value.1
+    }
+
+    fn __failure(value: &(T, Verdict, D)) -> Option<Message<'_>> {
+        value.2.describe(&value.0)
+    }
+}
+
+/// What a guarded fn's failure says, chosen for its return type: a closure the expansion
+/// writes where the type is known ([`describer`]), or [`Silent`] where it is opaque.
+pub trait Describer<T> {
+    /// The failure's words, if the type can say.
+    fn describe<'a>(&self, value: &'a T) -> Option<Message<'a>>;
+}
+
+impl<T, D: for<'a> Fn(&'a T) -> Option<Message<'a>>> Describer<T> for D {
+    #[inline]
+    fn describe<'a>(&self, value: &'a T) -> Option<Message<'a>> {
+        self(value)
+    }
+}
+
+/// The describer of a value of type `T`: pins the closure's signature, so that the
+/// autoref choice in it ([`Describe`]) is made on `T`.
+#[inline(always)]
+pub fn describer<T, D: for<'a> Fn(&'a T) -> Option<Message<'a>>>(describe: D) -> D {
+    describe
+}
+
+/// The describer of an opaque return type (`impl Trait`), which says nothing.
+pub struct Silent<T>(std::marker::PhantomData<fn(&T)>);
+
+/// The [`Silent`] describer of `value`'s type.
+#[inline(always)]
+pub fn silent<T>(_value: &T) -> Silent<T> {
+    Silent(std::marker::PhantomData)
+}
+
+impl<T> Describer<T> for Silent<T> {
+    fn describe<'a>(&self, _value: &'a T) -> Option<Message<'a>> {
+        None
+    }
+}
+
 /// A guarded fn's value, asked what its failure says: by the error's `Display`, else its
 /// `Debug`, else the value's [`IsFailure::failure_message`], else nothing. Which one applies is
 /// settled at compile time on the concrete type (autoref specialization): call it as
@@ -297,20 +360,5 @@ impl<'a, T: IsFailure> DescribeFailure<'a> for &Describe<'a, T> {
 impl<'a, T> DescribeFailure<'a> for Describe<'a, T> {
     fn failure(&self) -> Option<Message<'a>> {
         None
-    }
-}
-
-/// Tells `breaker` what the counted failure `value` said, as `describe` reads it, if the
-/// circuit is open and has not heard it yet (see [`crate::Breaker::note_failure`]). Out of line,
-/// so that a guarded fn's way back from a call carries a comparison and a call, no more.
-#[cold]
-#[inline(never)]
-pub fn note_failed<T>(
-    breaker: &crate::Breaker,
-    value: &T,
-    describe: for<'a> fn(&'a T) -> Option<Message<'a>>,
-) {
-    if let Some(message) = describe(value) {
-        breaker.note_failure(&message);
     }
 }

@@ -56,17 +56,29 @@ pub(super) fn wrap(
     let prelude = &plan.prelude;
     let breaker = format_ident!("__breaker", span = Span::mixed_site());
     let outcome = format_ident!("__breaker_outcome", span = Span::mixed_site());
+    // What a counted failure said, for the breaker to keep if the circuit opens on it: chosen
+    // on the concrete type (an opaque one, `impl Trait`, says nothing), and read by the runtime
+    // as it records the failure, out of line, so an answered call carries none of it.
+    let describe = match annotated {
+        Some(ret) => quote! {
+            #krate::__private::describer::<#ret, _>(|__breaker_failed| {
+                use #krate::__private::DescribeFailure as _;
+                (&&&&#krate::__private::Describe(__breaker_failed)).failure()
+            })
+        },
+        None => quote!(#krate::__private::silent(&__breaker_value)),
+    };
     let attempt = quote! {
-        #breaker
-            .call_with(
-                async {
-                    let __breaker_value = #body.await;
-                    let __breaker_verdict = #classify;
-                    (__breaker_value, __breaker_verdict)
-                },
-                |(_, __breaker_verdict)| *__breaker_verdict,
-            )
-            .await
+        #krate::__private::attempt(
+            #breaker,
+            async {
+                let __breaker_value = #body.await;
+                let __breaker_verdict = #classify;
+                let __breaker_describe = #describe;
+                (__breaker_value, __breaker_verdict, __breaker_describe)
+            },
+        )
+        .await
     };
     let policy = crate::valid::policy(options);
     // Without retries, a deadline or a bulkhead, one attempt, exactly as before they existed.
@@ -76,21 +88,6 @@ pub(super) fn wrap(
         attempts(&policy, &krate, &breaker, &attempt, copies)
     };
     let stale = annotated.and_then(|ret| Stale::new(options, item, ret, &krate));
-    // What a counted failure said, kept if the circuit opened on it; only an open circuit
-    // formats it. The trait is chosen on the concrete type, so an opaque one (`impl Trait`)
-    // says nothing. Written into the failure's own arm, and the work done out of line, so the
-    // success and the rejection carry none of it.
-    let note = |value: TokenStream| {
-        annotated.map(|_| {
-            quote! {
-                #krate::__private::note_failed(#breaker, #value, |__breaker_failed| {
-                    use #krate::__private::DescribeFailure as _;
-                    (&&&&#krate::__private::Describe(__breaker_failed)).failure()
-                });
-            }
-        })
-    };
-    let note_value = note(quote!(&__breaker_value));
     let (stale_statics, stale_key) = match &stale {
         Some(stale) => (Some(&stale.statics), Some(&stale.key)),
         None => (None, None),
@@ -125,28 +122,11 @@ pub(super) fn wrap(
             quote_spanned!(ret_span=> let _ = <#ret as #krate::__private::FromRejection>::from_rejection;)
         });
         if stale.is_none() {
-            // The failure goes back to the caller, and the breaker keeps what it said too, for
-            // the snapshot of the circuit it opened: one comparison on the way back, the rest
-            // out of line.
-            let noted = note_value.as_ref().map(|note| {
-                quote! {
-                    if __breaker_verdict == #krate::Verdict::Failure {
-                        #note
-                    }
-                }
-            });
-            let verdict = match noted {
-                Some(_) => quote!(__breaker_verdict),
-                None => quote!(_),
-            };
             return quote! {
                 #carries_rejection
                 #guarded
                 match #outcome {
-                    ::core::result::Result::Ok((__breaker_value, #verdict)) => {
-                        #noted
-                        __breaker_value
-                    }
+                    ::core::result::Result::Ok((__breaker_value, _, _)) => __breaker_value,
                     ::core::result::Result::Err(__breaker_error) => #rejected,
                 }
             };
@@ -155,13 +135,12 @@ pub(super) fn wrap(
             #carries_rejection
             #guarded
             match #outcome {
-                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success)) => {
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success, _)) => {
                     #keep
                     __breaker_value
                 }
-                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore)) => __breaker_value,
-                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Failure)) => {
-                    #note_value
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore, _)) => __breaker_value,
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Failure, _)) => {
                     #serve_stale
                     __breaker_value
                 }
@@ -205,21 +184,15 @@ pub(super) fn wrap(
             }
         },
     };
-    let note_failed = note(quote!(__breaker_failed));
-    let noted = quote! {
-        if let ::core::result::Result::Ok((__breaker_failed, #krate::Verdict::Failure)) = &__breaker_unanswered {
-            #note_failed
-        }
-        ::core::mem::drop(__breaker_unanswered);
-    };
     if stale.is_none() {
         return quote! {
             #guarded
             match #outcome {
-                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore)) => __breaker_value,
-                // A counted failure or the breaker's own answer: serve the fallback.
+                ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success | #krate::Verdict::Ignore, _)) => __breaker_value,
+                // A counted failure or the breaker's own answer: serve the fallback, the value
+                // it replaces dropped first (not held across the fallback's await).
                 __breaker_unanswered => {
-                    #noted
+                    ::core::mem::drop(__breaker_unanswered);
                     #fallback_value
                 }
             }
@@ -228,15 +201,15 @@ pub(super) fn wrap(
     quote! {
         #guarded
         match #outcome {
-            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success)) => {
+            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Success, _)) => {
                 #keep
                 __breaker_value
             }
-            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore)) => __breaker_value,
+            ::core::result::Result::Ok((__breaker_value, #krate::Verdict::Ignore, _)) => __breaker_value,
             // A counted failure or the breaker's own answer: the last good answer if there is
             // one fresh enough, else the fallback.
             __breaker_unanswered => {
-                #noted
+                ::core::mem::drop(__breaker_unanswered);
                 #serve_stale
                 #fallback_value
             }

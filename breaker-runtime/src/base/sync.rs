@@ -4,12 +4,12 @@
 #[cfg(not(breaker_loom))]
 pub(crate) use portable_atomic::AtomicU128;
 #[cfg(not(breaker_loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering, fence};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 #[cfg(not(breaker_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
 #[cfg(breaker_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering, fence};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 #[cfg(breaker_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 

@@ -201,6 +201,13 @@ pub trait Classify<T> {
         let _ = value;
         false
     }
+
+    /// What a failed value says, in the words the attribute's expansion finds for its type:
+    /// [`message`](Self::message) unless the classifier knows better. Not public API.
+    #[doc(hidden)]
+    fn __failure(value: &T) -> Option<crate::__private::Message<'_>> {
+        Self::message(value).map(crate::__private::Message::Display)
+    }
 }
 
 impl<T, C: FnOnce(&T) -> Verdict> Classify<T> for C {

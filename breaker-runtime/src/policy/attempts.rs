@@ -24,15 +24,33 @@ pub enum Attempted {
 }
 
 impl Attempted {
-    /// The attempt's result as the attribute's expansion holds it: the value and its verdict,
-    /// or the breaker's answer.
-    pub fn of<T>(outcome: &Result<(T, Verdict), BreakerError>) -> Attempted {
+    /// The attempt's result as the attribute's expansion holds it: the value and its verdict
+    /// (and how to describe its failure), or the breaker's answer.
+    pub fn of<O: Verdicted>(outcome: &Result<O, BreakerError>) -> Attempted {
         match outcome {
-            Ok((_, Verdict::Failure)) => Attempted::Failed,
-            Ok((_, Verdict::Success | Verdict::Ignore)) => Attempted::Final,
+            Ok(value) if value.verdict() == Verdict::Failure => Attempted::Failed,
+            Ok(_) => Attempted::Final,
             Err(error) if error.is_timeout() => Attempted::Failed,
             Err(_) => Attempted::Final,
         }
+    }
+}
+
+/// A value an attempt ended in, with its verdict beside it.
+pub trait Verdicted {
+    /// The verdict.
+    fn verdict(&self) -> Verdict;
+}
+
+impl<T> Verdicted for (T, Verdict) {
+    fn verdict(&self) -> Verdict {
+        self.1
+    }
+}
+
+impl<T, D> Verdicted for (T, Verdict, D) {
+    fn verdict(&self) -> Verdict {
+        self.1
     }
 }
 

@@ -307,6 +307,9 @@ impl Breaker {
                 .fetch_or(Word::RECONFIGURED_BIT, Ordering::Release);
         }
         self.config.store(&next, &replaced.sequence);
+        // The window in force (a replacement's, installed above) is judged by the new rules from
+        // its next outcome, though that outcome may change no count.
+        self.window().rules_changed();
         let change = Reconfigured {
             before,
             after: next,

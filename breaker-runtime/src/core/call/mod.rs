@@ -82,6 +82,18 @@ impl Breaker {
     }
 }
 
+impl Breaker {
+    /// [`call_with`](Self::call_with) with any [`Classify`]: the attribute's expansion, whose
+    /// classifier also says what a failure said.
+    pub(crate) fn call_classified<F: Future, C: Classify<F::Output>>(
+        &self,
+        body: F,
+        classify: C,
+    ) -> Call<'_, F, C> {
+        Call::new(self, None, body, classify)
+    }
+}
+
 impl<'a> Permit<'a> {
     /// Runs the admitted call: under the breaker's timeout, classified with `classify`, its
     /// outcome recorded on this permit.
@@ -428,8 +440,8 @@ fn conclude_unwinding<P: Admitted>(permit: P, panic: Box<dyn std::any::Any + Sen
 #[cold]
 #[inline(never)]
 fn conclude_failed<P: Admitted, T, C: Classify<T>>(permit: P, value: &T) {
-    match C::message(value) {
-        Some(message) => permit.conclude_noting(Ending::Failure, message),
+    match C::__failure(value) {
+        Some(message) => permit.conclude_noting(Ending::Failure, &message),
         None => permit.conclude(Ending::Failure),
     }
 }

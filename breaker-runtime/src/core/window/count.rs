@@ -28,7 +28,7 @@
 //! they get here.
 
 use super::{Moved, Outcome, Recorded, Tally};
-use crate::base::sync::{AtomicU64, Ordering};
+use crate::base::sync::{AtomicBool, AtomicU64, Ordering};
 
 /// Generation bits kept in the tally word: a recorder stalled across 4 million transitions could
 /// be mistaken for a current one, which no real call outlives.
@@ -60,6 +60,11 @@ const _: () = assert!((crate::core::config::MAX_COUNT_WINDOW as u64) + 4096 < FI
 
 pub(crate) struct CountWindow {
     size: u32,
+    /// Set when the rules that judge the window changed (a reconfiguration), so the next
+    /// outcome is judged even if it changes no count: until then, counts that did not change
+    /// stand judged by the rules that last judged them. (In the padding beside `size`: the
+    /// window keeps its size.)
+    rejudge: AtomicBool,
     /// The cursor, then the slot words.
     cells: Box<[AtomicU64]>,
     tallies: AtomicU64,
@@ -70,6 +75,7 @@ impl CountWindow {
         let words = (size.max(1) as usize).div_ceil(SLOTS_PER_WORD);
         CountWindow {
             size: size.max(1),
+            rejudge: AtomicBool::new(false),
             cells: std::iter::once(pack_cursor(generation, 0))
                 .chain(std::iter::repeat_n(WORD_UNWRITTEN, words))
                 .map(AtomicU64::new)
@@ -125,10 +131,18 @@ impl CountWindow {
         let Some(index) = self.claim(generation) else {
             return Ok(None);
         };
-        // An outcome that changes no count is judged all the same, on the counts read before
-        // it: the rules may have changed since those counts were last judged (a threshold
-        // lowered on a live breaker), and the new rules judge from the next recorded outcome.
-        let unchanged = || Ok(consistent(unpack(tallies)));
+        // An outcome that changes no count leaves the window as the rules last judged it, and
+        // is judged only if those rules changed since (a threshold lowered on a live breaker):
+        // the new rules judge from the next recorded outcome, on the counts read before it.
+        let unchanged = || {
+            // Acquire: pairs with the Release that set it, after the new rules were stored.
+            if self.rejudge.load(Ordering::Acquire) {
+                self.rejudge.store(false, Ordering::Relaxed);
+                Ok(consistent(unpack(tallies)))
+            } else {
+                Ok(None)
+            }
+        };
         let word = self.word(index);
         let shift = 2 * (index % SLOTS_PER_WORD);
         let gen_tag = u64::from(generation & GEN_MASK);
@@ -264,6 +278,13 @@ impl CountWindow {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.cells)
+    }
+
+    /// The rules that judge the window changed: the next outcome is judged whatever it does to
+    /// the counts. Called under the breaker's lock, after the new rules are in place.
+    pub(crate) fn rules_changed(&self) {
+        // Release: a recorder that sees the mark reads the new rules.
+        self.rejudge.store(true, Ordering::Release);
     }
 
     /// Seals the window that a reconfiguration replaces, and returns the outcomes of the period

@@ -97,11 +97,11 @@ impl Window {
     }
 
     /// Records an outcome of a call admitted in `generation`, completing now. Returns the tally
-    /// to judge, or `None` when no rules could open the circuit on it: the outcome belonged to
-    /// an earlier period or found its bucket full, or it was a success into a window holding no
-    /// failure and no slow call; or [`Moved`] when the window was sealed first. An outcome that
-    /// leaves the counts as they were is judged too, since the rules may have changed since
-    /// they were last judged.
+    /// to judge, or `None` when there is nothing new to judge: the outcome belonged to an earlier
+    /// period or found its bucket full, it was a success into a window holding no failure and no
+    /// slow call, or it left the counts as the rules in force last judged them; or [`Moved`]
+    /// when the window was sealed first. After [`rules_changed`](Self::rules_changed) the next
+    /// outcome is judged even if it changes no count.
     #[inline]
     pub(crate) fn record(
         &self,
@@ -130,6 +130,15 @@ impl Window {
         match self {
             Window::Count(w) => w.tally(generation),
             Window::Time(w) => w.tally(generation),
+        }
+    }
+
+    /// The rules that judge the window changed (a reconfiguration): its next outcome is judged
+    /// even if it changes no count. (A time window judges every outcome that could open it.)
+    pub(crate) fn rules_changed(&self) {
+        match self {
+            Window::Count(w) => w.rules_changed(),
+            Window::Time(_) => {}
         }
     }
 
