@@ -165,14 +165,12 @@ impl Fleet {
     /// # let place = MemoryFleet::new();
     /// let fleet = Fleet::start(place.clone(), Options::default());
     /// let mut connection = fleet.connection();
-    /// tokio::spawn(async move {
-    ///     while connection.changed().await.is_ok() {
-    ///         let now = *connection.borrow_and_update();
-    ///         println!("the fleet: {now}");
-    ///     }
-    /// });
-    /// # fleet.connected().await;
-    /// # fleet.leave().await;
+    /// while !connection.borrow_and_update().is_connected() {
+    ///     connection.changed().await.expect("woken when it connects");
+    /// }
+    /// fleet.leave().await;
+    /// connection.changed().await.expect("woken when it leaves");
+    /// assert_eq!(*connection.borrow_and_update(), Connection::Left);
     /// # }
     /// ```
     pub fn connection(&self) -> watch::Receiver<Connection> {

@@ -17,6 +17,7 @@ pub const MAX_COUNT_WINDOW: u32 = 10_000;
 /// use breaker_runtime::{Config, MAX_PROBES};
 ///
 /// assert!(Config::builder().probes(MAX_PROBES).build().is_ok());
+/// assert!(Config::builder().probes(MAX_PROBES + 1).build().is_err());
 /// ```
 pub const MAX_PROBES: u32 = 1_000;
 
@@ -26,6 +27,8 @@ pub const MAX_PROBES: u32 = 1_000;
 /// use breaker_runtime::{Config, MIN_TIME_WINDOW};
 ///
 /// assert!(Config::builder().time_window(MIN_TIME_WINDOW).build().is_ok());
+/// let shorter = MIN_TIME_WINDOW - std::time::Duration::from_micros(1);
+/// assert!(Config::builder().time_window(shorter).build().is_err());
 /// ```
 pub const MIN_TIME_WINDOW: Duration = Duration::from_millis(1);
 
@@ -75,6 +78,7 @@ pub const MAX_RETRIES: u32 = 10;
 /// use breaker_runtime::{MAX_CONCURRENT, Policy};
 ///
 /// assert!(Policy::builder().max_concurrent(MAX_CONCURRENT).build().is_ok());
+/// assert!(Policy::builder().max_concurrent(MAX_CONCURRENT + 1).build().is_err());
 /// ```
 pub const MAX_CONCURRENT: u32 = 1_000_000;
 

@@ -14,7 +14,9 @@ const PARTS_PER_MILLION: u32 = 1_000_000;
 /// let config = Config::builder().threshold(33.3333).build().unwrap();
 /// assert_eq!(config.threshold().percent(), 33.3333);
 /// assert_eq!(config.threshold().to_string(), "33.3333%");
-/// assert_eq!(Rate::from_percent(33.3333), Some(config.threshold()));
+/// // Four decimals are kept, and a fifth is rounded away.
+/// assert_eq!(Rate::from_percent(33.33334), Some(config.threshold()));
+/// assert_ne!(Rate::from_percent(33.3334), Some(config.threshold()));
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rate(u32);

@@ -32,6 +32,7 @@ pub const COLUMNS: [&str; 14] = [
 /// let candidate = breaker_replay::parse_options(r#"window = "2""#)?;
 /// let table = breaker_replay::table(&breaker_replay::report(&trace, &[candidate])?, "t.csv");
 /// assert!(table.contains(r#"#1: window = "2""#));
+/// assert!(table.starts_with("trace t.csv: 3 calls over 25ms, 2 failed, 0 recorded as rejected"), "{table}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn table(report: &Report, trace_name: &str) -> String {

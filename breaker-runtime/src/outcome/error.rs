@@ -237,10 +237,15 @@ impl BreakerError {
 /// use breaker_runtime::ProbeTime;
 /// use tokio::time::Instant;
 ///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
 /// let at = Instant::now() + Duration::from_secs(5);
 /// let probe = ProbeTime::from(at);
 /// assert_eq!(probe.instant(), at);
-/// assert!(probe.remaining() <= Duration::from_secs(5));
+/// assert_eq!(probe.remaining(), Duration::from_secs(5), "on the paused clock, to the nanosecond");
+/// tokio::time::advance(Duration::from_secs(2)).await;
+/// assert_eq!(probe.remaining(), Duration::from_secs(3));
+/// # }
 /// ```
 ///
 /// Its `Debug` shows the instant as its distance from the moment it is printed, on tokio's

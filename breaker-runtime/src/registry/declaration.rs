@@ -17,7 +17,8 @@ use crate::core::config::Config;
 ///
 /// let at = registry().declared_at("located");
 /// assert_eq!(at.len(), 1);
-/// assert!(at[0].line > 0);
+/// assert!(at[0].file.ends_with(".rs"), "{}", at[0].file);
+/// assert!(at[0].line >= 3, "the line of the fn, after the attribute");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Location {

@@ -21,12 +21,22 @@
 //! | `PUT /{name}/config` | some of the breaker's options, as a JSON map spelled as in the attribute (`{"threshold": "40%", "window": "30s"}`), the others kept: 200 with the snapshot, whose `config` is the one now in force; 403, 401 and 404 as for the commands; 400 for a body that is not a map, an empty map, an unknown option, `name`, an option around the calls (`retries`, ...) or a refused value, as `{"error": "...", "option": "threshold"}` (`option` is `null` when no single option is at fault); 413 past 16 KiB |
 //!
 //! ```
+//! use axum::body::Body;
 //! use breaker_runtime::endpoint::Endpoint;
+//! use tower::ServiceExt;
 //!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let read_only: axum::Router = breaker_runtime::endpoint::router();
 //! let operated: axum::Router = Endpoint::new().token("s3cret-from-the-environment").router();
 //! let app = axum::Router::<()>::new().nest_service("/breakers", operated);
-//! # let _ = (read_only, app);
+//! for path in ["/breakers", "/breakers/"] {
+//!     let request = http::Request::get(path).body(Body::empty()).unwrap();
+//!     assert_eq!(app.clone().oneshot(request).await.unwrap().status(), 200, "{path}");
+//! }
+//! let command = http::Request::post("/some-breaker/reset").body(Body::empty()).unwrap();
+//! assert_eq!(read_only.oneshot(command).await.unwrap().status(), 403, "read-only");
+//! # }
 //! ```
 //!
 //! Every refusal answers `{"error": "..."}` (a refused option adds `"option"`), a body over the

@@ -207,13 +207,26 @@ impl<Req, C> CircuitBreakerLayer<Req, C> {
     /// use std::borrow::Cow;
     /// use breaker_runtime::Config;
     /// use breaker_runtime::tower::CircuitBreakerLayer;
+    /// use tower::{Layer, ServiceExt, service_fn};
     ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let by_host = CircuitBreakerLayer::new(Config::default())
     ///     .prefix("upstream-")
     ///     .key(|request: &http::Request<()>| Cow::Borrowed(request.uri().host().unwrap_or_default()));
     /// let by_tenant = CircuitBreakerLayer::new(Config::default())
     ///     .key(|tenant: &u32| Cow::Owned(format!("tenant-{tenant}")));
-    /// # let _ = (by_host, by_tenant);
+    ///
+    /// let hosts = by_host.layer(service_fn(|_: http::Request<()>| async { Ok::<_, std::io::Error>(200) }));
+    /// let request = http::Request::get("http://example.com/").body(()).unwrap();
+    /// assert_eq!(hosts.oneshot(request).await.unwrap(), 200);
+    /// assert!(by_host.breaker("example.com").is_some(), "the host's own breaker");
+    /// assert!(by_host.breaker("example.org").is_none(), "none for a host never asked");
+    ///
+    /// let tenants = by_tenant.layer(service_fn(|_: u32| async { Ok::<_, std::io::Error>(1) }));
+    /// assert_eq!(tenants.oneshot(7).await.unwrap(), 1);
+    /// assert!(by_tenant.breaker("tenant-7").is_some());
+    /// # }
     /// ```
     pub fn key(
         self,

@@ -18,6 +18,7 @@ use crate::core::window::Outcome;
 /// use breaker_runtime::{Breaker, Config, Counts, Verdict};
 ///
 /// let breaker = Breaker::new(Config::default());
+/// breaker.try_acquire().unwrap().record(Verdict::Failure);
 /// assert_eq!(breaker.counts(), Counts::default(), "counting begins with the first reading");
 /// breaker.try_acquire().unwrap().record(Verdict::Success);
 /// breaker.try_acquire().unwrap().record(Verdict::Failure);
