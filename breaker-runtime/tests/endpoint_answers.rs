@@ -95,9 +95,28 @@ async fn every_command_accepted_or_refused_is_one_line_with_the_breaker_the_outc
             &"x".repeat(2_000),
             413,
         ),
+        (
+            "POST",
+            "/audit::ledger/config",
+            &auth[..],
+            r#"{"threshold": "40%"}"#,
+            405,
+        ),
     ];
     for (method, path, headers, body, status) in asked {
         let (got, answer) = request(port, method, path, headers, body).await;
+        assert_eq!(got, status, "{method} {path}: {answer}");
+    }
+
+    // Reads, and paths the endpoint does not have, are no operator's commands: no line.
+    for (method, path, status) in [
+        ("GET", "/", 200),
+        ("GET", "/audit::ledger", 200),
+        ("GET", "/audit::ledger/trace", 200),
+        ("POST", "/audit::ledger", 405),
+        ("GET", "/audit::ledger/config/threshold", 404),
+    ] {
+        let (got, answer) = request(port, method, path, &auth, "").await;
         assert_eq!(got, status, "{method} {path}: {answer}");
     }
 
@@ -275,6 +294,44 @@ async fn answers_name_the_fix() {
             .unwrap()
             .starts_with("unknown command `forceopen` (did you mean `force_open`?)"),
         "{body}"
+    );
+
+    // A method the path does not take, and a path the endpoint does not have, are answered as
+    // every refusal is, saying what to send instead.
+    let options = r#"{"threshold": "40%"}"#;
+    for (method, path, says) in [
+        (
+            "POST",
+            "/audit::answers/config",
+            "it takes `PUT` with a JSON map of options",
+        ),
+        (
+            "GET",
+            "/audit::answers/drill",
+            "it takes `POST` with {\"open_for\": \"5m\"}",
+        ),
+        (
+            "DELETE",
+            "/audit::answers/reset",
+            "it takes `POST`, with no body",
+        ),
+        ("POST", "/audit::answers", "it takes `GET`"),
+    ] {
+        let (status, body) = request(port, method, path, &auth, options).await;
+        assert_eq!(status, 405, "{method} {path}: {body}");
+        let error = json(&body)["error"].as_str().unwrap().to_string();
+        assert!(
+            error.starts_with(&format!("`{method}` is not taken at `{path}`; {says}")),
+            "{method} {path}: {error}"
+        );
+    }
+    let (status, body) = request(port, "GET", "/audit::answers/config/threshold", &auth, "").await;
+    assert_eq!(status, 404);
+    let error = json(&body)["error"].as_str().unwrap().to_string();
+    assert!(
+        error.starts_with("no route is `/audit::answers/config/threshold`; the routes are GET /,")
+            && error.contains("PUT /{name}/config"),
+        "{error}"
     );
 
     let terms = r#"{"fail": "10%", "for": "10m"}"#;

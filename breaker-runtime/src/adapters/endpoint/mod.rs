@@ -40,7 +40,10 @@
 //! ```
 //!
 //! Every refusal answers `{"error": "..."}` (a refused option adds `"option"`), a body over the
-//! limit included (`"the body is over the limit of 1024 bytes"`).
+//! limit included (`"the body is over the limit of 1024 bytes"`), and so do a path the endpoint
+//! does not have (404, listing the routes) and a method a path does not take (405, with
+//! `Allow`, saying what the path takes: a `POST {name}/config` answers that options are changed
+//! with a `PUT` and a JSON map).
 //!
 //! Every request of the operator's (a command, a drill, an injection, a change of options, and
 //! their stops), accepted or refused, is one log line: `info` when applied, `warn` when refused,
@@ -71,6 +74,7 @@
 //! | `inject.rs` | faults injected into a breaker's calls, and stopped |
 //! | `history.rs` | the recent transitions the page shows |
 //! | `trace.rs` | a breaker's recorded calls, for replay |
+//! | `unrouted.rs` | the answers to a path it does not have and a method a path does not take |
 //! | `page.html` | the live page: no external asset, updated by server-sent events |
 
 mod audit;
@@ -82,6 +86,7 @@ mod history;
 mod inject;
 mod stop;
 mod trace;
+mod unrouted;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -159,6 +164,8 @@ impl Endpoint {
                 "/{name}/config",
                 put(config::put).layer(DefaultBodyLimit::max(config::MAX_BODY)),
             )
+            // Before the audit, so that a method a route does not take is audited too.
+            .method_not_allowed_fallback(unrouted::wrong_method)
             .route_layer(axum::middleware::from_fn(audit::audit));
         Router::new()
             .route("/", get(breakers))
@@ -166,6 +173,8 @@ impl Endpoint {
             .route("/{name}", get(breaker))
             .route("/{name}/trace", get(trace::get))
             .merge(operated)
+            .method_not_allowed_fallback(unrouted::wrong_method)
+            .fallback(unrouted::not_found)
             .layer(DefaultBodyLimit::max(commands::MAX_BODY))
             .with_state(self)
     }
