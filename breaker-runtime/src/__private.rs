@@ -11,6 +11,7 @@ pub use crate::core::config::{BreakGrowth, Config, Mode, Rate, Settings, Window}
 pub use crate::fallback::stale::StaleCache;
 pub use crate::outcome::classify::{IsFailure, Verdict};
 pub use crate::outcome::error::BreakerError;
+pub use crate::outcome::message::Message;
 pub use crate::policy::Policy;
 pub use crate::policy::attempts::{Attempted, Attempts, Verdicted, backoff, within_deadline};
 pub use crate::registry::declaration::Location;
@@ -315,23 +316,6 @@ impl<T> Describer<T> for Silent<T> {
 /// settled at compile time on the concrete type (autoref specialization): call it as
 /// `(&&&&Describe(&value)).failure()` with [`DescribeFailure`] in scope.
 pub struct Describe<'a, T>(pub &'a T);
-
-/// A failure's words, as the most telling trait the type has.
-pub enum Message<'a> {
-    /// By `Display`.
-    Display(&'a dyn std::fmt::Display),
-    /// By `Debug`.
-    Debug(&'a dyn std::fmt::Debug),
-}
-
-impl std::fmt::Display for Message<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Message::Display(message) => message.fmt(f),
-            Message::Debug(message) => write!(f, "{message:?}"),
-        }
-    }
-}
 
 /// See [`Describe`].
 pub trait DescribeFailure<'a> {

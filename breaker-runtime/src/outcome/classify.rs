@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use crate::outcome::message::Message;
+
 /// Tells the breaker whether a value returned by a guarded call means the dependency is unwell.
 ///
 /// Only failures count against the dependency. A business answer ("not found", "card declined")
@@ -205,8 +207,8 @@ pub trait Classify<T> {
     /// What a failed value says, in the words the attribute's expansion finds for its type:
     /// [`message`](Self::message) unless the classifier knows better. Not public API.
     #[doc(hidden)]
-    fn __failure(value: &T) -> Option<crate::__private::Message<'_>> {
-        Self::message(value).map(crate::__private::Message::Display)
+    fn __failure(value: &T) -> Option<Message<'_>> {
+        Self::message(value).map(Message::Display)
     }
 }
 

@@ -5,3 +5,4 @@
 pub(crate) mod classify;
 pub(crate) mod erased;
 pub(crate) mod error;
+pub(crate) mod message;
