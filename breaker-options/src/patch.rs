@@ -195,6 +195,11 @@ mod tests {
                 "{not_live} cannot change live: {error}"
             );
         }
+        let error = patch(r#"{ "Threshold": "40%" }"#).unwrap_err();
+        assert!(
+            error.starts_with("unknown option `Threshold` (did you mean `threshold`?)"),
+            "options are lower case: {error}"
+        );
         let error = patch(r#"{ "colour": "red" }"#).unwrap_err();
         assert!(
             error.starts_with("unknown option `colour`; the options a live breaker"),

@@ -2,7 +2,8 @@
 
 /// The names of `names` nearest `typed`, nearest first (then in their order): those within a
 /// third of `typed`'s length in edits (at least one edit), counting a swap of two neighbouring
-/// characters as one edit, at most three of them. Case is ignored.
+/// characters as one edit, at most three of them. Case is ignored in counting edits, so a name
+/// that differs only in case comes first; only the name itself is never suggested.
 ///
 /// ```
 /// use breaker_options::nearest;
@@ -10,9 +11,11 @@
 /// let options = ["threshold", "slow_threshold", "window", "timeout"];
 /// assert_eq!(nearest("treshold", options), ["threshold"]);
 /// assert_eq!(nearest("windwo", options), ["window"]);
+/// assert_eq!(nearest("Threshold", options), ["threshold"]);
 /// assert!(nearest("retries", options).is_empty());
 /// ```
 pub fn nearest<'a>(typed: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let exact = typed;
     let typed: Vec<char> = typed.to_lowercase().chars().collect();
     let most = (typed.len() / 3).max(1);
     let mut found: Vec<(usize, usize, &str)> = names
@@ -21,7 +24,7 @@ pub fn nearest<'a>(typed: &str, names: impl IntoIterator<Item = &'a str>) -> Vec
         .filter_map(|(order, name)| {
             let candidate: Vec<char> = name.to_lowercase().chars().collect();
             let edits = distance(&typed, &candidate, most)?;
-            (edits > 0).then_some((edits, order, name))
+            (name != exact).then_some((edits, order, name))
         })
         .collect();
     found.sort_unstable();
@@ -80,6 +83,11 @@ mod tests {
         assert_eq!(nearest("shop::chargf", names), ["shop::charge"]);
         assert_eq!(
             nearest("SHOP::CHARGE", names),
+            ["shop::charge"],
+            "names are told apart by case, so a name in the wrong case has the right one nearest"
+        );
+        assert_eq!(
+            nearest("shop::charge", names),
             Vec::<&str>::new(),
             "the same name is no suggestion"
         );
