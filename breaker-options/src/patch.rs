@@ -195,6 +195,27 @@ mod tests {
                 "{not_live} cannot change live: {error}"
             );
         }
+        for (body, says) in [
+            (
+                r#"{ "threshold": null }"#,
+                "invalid `threshold`: a percentage is written as a string with its unit, as the attribute writes it (\"50%\"), not null",
+            ),
+            (
+                r#"{ "probes": true }"#,
+                "invalid `probes`: a count is a whole number written bare, not true",
+            ),
+            (
+                r#"{ "window": [30] }"#,
+                "invalid `window`: a duration is written as a string with its unit, as the attribute writes it (\"30s\"), not a list",
+            ),
+            (
+                r#"{ "slow_call": {"ms": 5}, "probes": 2 }"#,
+                "invalid `slow_call`: a duration is written as a string with its unit, as the attribute writes it (\"30s\"), not a map",
+            ),
+        ] {
+            let error = patch(body).unwrap_err();
+            assert!(error.starts_with(says), "{body}: {error}");
+        }
         let error = patch(r#"{ "Threshold": "40%" }"#).unwrap_err();
         assert!(
             error.starts_with("unknown option `Threshold` (did you mean `threshold`?)"),

@@ -52,12 +52,15 @@ pub(crate) enum Value {
     Whole(u64),
     Fraction(f64),
     Negative(i64),
+    /// What no option takes (null, a boolean, a list, a map), by what it is, so that the
+    /// refusal names the option as every other does.
+    Other(&'static str),
 }
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ValueVisitor;
-        impl Visitor<'_> for ValueVisitor {
+        impl<'v> Visitor<'v> for ValueVisitor {
             type Value = Value;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string such as \"50%\" or \"30s\", or a whole number")
@@ -74,6 +77,26 @@ impl<'de> Deserialize<'de> for Value {
             fn visit_i64<E: de::Error>(self, n: i64) -> Result<Value, E> {
                 Ok(u64::try_from(n).map_or(Value::Negative(n), Value::Whole))
             }
+            fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+                Ok(Value::Other("null"))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+                Ok(Value::Other("null"))
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<Value, E> {
+                Ok(Value::Other(if b { "true" } else { "false" }))
+            }
+            fn visit_seq<A: de::SeqAccess<'v>>(self, mut seq: A) -> Result<Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(Value::Other("a list"))
+            }
+            fn visit_map<A: MapAccess<'v>>(self, mut map: A) -> Result<Value, A::Error> {
+                while map
+                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Value::Other("a map"))
+            }
         }
         deserializer.deserialize_any(ValueVisitor)
     }
@@ -86,6 +109,7 @@ impl fmt::Display for Value {
             Value::Whole(n) => write!(f, "{n}"),
             Value::Fraction(n) => write!(f, "{n}"),
             Value::Negative(n) => write!(f, "{n}"),
+            Value::Other(what) => f.write_str(what),
         }
     }
 }
@@ -131,6 +155,9 @@ impl Value {
                 "invalid `{key}`: a count is a whole number, not {n}"
             ))),
             Value::Negative(n) => Err(E::custom(format!("invalid `{key}`: {n} is negative"))),
+            Value::Other(what) => Err(E::custom(format!(
+                "invalid `{key}`: a count is a whole number written bare, not {what}"
+            ))),
         }
     }
 
