@@ -29,12 +29,14 @@
 //! | [`outage`] | the outages in a trace, by one simple rule |
 //! | [`report`](mod@report) | each candidate's figures |
 //! | [`table`](mod@table), [`chart`] | the figures as text and as SVG |
+//! | [`front`](mod@front) | the candidates no other beats on the replay's figures |
 //! | [`trace_file`] | a trace read from a file, errors naming it |
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod chart;
+pub mod front;
 pub mod options;
 pub mod outage;
 pub mod replay;
