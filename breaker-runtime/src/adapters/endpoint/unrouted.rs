@@ -15,7 +15,10 @@ const ROUTES: &str = "GET /, GET /events, GET /{name}, GET /{name}/trace, \
 
 /// A path no route has.
 pub(super) async fn not_found(uri: Uri) -> Response {
-    let message = format!("no route is `{}`; the routes are {ROUTES}", uri.path());
+    let message = format!(
+        "no route is `{}`; the routes are {ROUTES}",
+        echoed(uri.path())
+    );
     refuse(StatusCode::NOT_FOUND, &message)
 }
 
@@ -31,23 +34,32 @@ pub(super) async fn wrong_method(method: Method, uri: Uri) -> Response {
             "`POST` with {\"fail\": \"10%\", \"for\": \"5m\"} to inject faults and `DELETE` to stop them"
         }
         Some("trace") => "`GET`: the calls recorded since `trace_start`, as JSON Lines",
-        Some(_) if segments(path) == 2 => "`POST`, with no body: an operator's command",
+        Some(_) => "`POST`, with no body: an operator's command",
         _ => "`GET`: snapshots as JSON (`Accept: text/html` for the page)",
     };
-    let message = format!("`{method}` is not taken at `{path}`; it takes {takes}");
+    let message = format!(
+        "`{method}` is not taken at `{}`; it takes {takes}",
+        echoed(path)
+    );
     // Read by the audit line when the path is an operator's; a read route logs nothing.
     let audit = Audit {
-        breaker: path
-            .split('/')
-            .find(|s| !s.is_empty())
-            .unwrap_or("")
-            .to_string(),
+        breaker: echoed(path.split('/').find(|s| !s.is_empty()).unwrap_or("")).into_owned(),
         command: "wrong method",
         outcome: message.clone(),
     };
     audited(refuse(StatusCode::METHOD_NOT_ALLOWED, &message), audit)
 }
 
+/// The path as the answer echoes it: whole up to 200 characters, since it is the client's to
+/// make as long as the server lets it.
+fn echoed(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.char_indices().nth(200) {
+        Some((end, _)) => format!("{}…", &path[..end]).into(),
+        None => path.into(),
+    }
+}
+
+/// The last of exactly two segments (`{name}/{command}`), where a command's route has one.
 fn last_segment(path: &str) -> Option<&str> {
     (segments(path) == 2)
         .then(|| path.rsplit('/').next())
@@ -65,5 +77,18 @@ mod tests {
         assert_eq!(super::last_segment("/payments/config"), Some("config"));
         assert_eq!(super::last_segment("/payments"), None);
         assert_eq!(super::last_segment("/"), None);
+    }
+
+    #[test]
+    fn a_long_path_is_echoed_cut() {
+        let long = format!("/{}", "é".repeat(300));
+        let echoed = super::echoed(&long);
+        assert_eq!(
+            echoed.chars().count(),
+            201,
+            "200 characters and the ellipsis"
+        );
+        assert!(echoed.ends_with('…'));
+        assert_eq!(super::echoed("/payments"), "/payments");
     }
 }
