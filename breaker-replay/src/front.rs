@@ -85,21 +85,23 @@ impl Figures {
 /// The indices of the candidates no other dominates, in the order given.
 pub fn front(figures: &[Figures]) -> Vec<usize> {
     (0..figures.len())
-        .filter(|&i| dominated_by(figures, i).is_none())
+        .filter(|&i| beaten(figures, &figures[i]).is_none())
         .collect()
+}
+
+/// The first candidate that dominates `candidate`, if any.
+fn beaten(figures: &[Figures], candidate: &Figures) -> Option<usize> {
+    figures.iter().position(|other| other.dominates(candidate))
 }
 
 /// The first candidate on the front that dominates candidate `i`, if any: the row a dominated
 /// candidate is shown beside. (Dominance is transitive, so a dominated candidate is always
 /// dominated by one on the front.)
 pub fn dominated_by(figures: &[Figures], i: usize) -> Option<usize> {
-    let candidate = figures.get(i)?;
-    let mut beaten_by = (0..figures.len()).filter(|&j| figures[j].dominates(candidate));
-    let first = beaten_by.next()?;
+    let mut best = beaten(figures, figures.get(i)?)?;
     // The first that dominates may itself be dominated; the one on the front is found by
     // following the line of dominators to one that no other dominates.
-    let mut best = first;
-    while let Some(better) = (0..figures.len()).find(|&j| figures[j].dominates(&figures[best])) {
+    while let Some(better) = beaten(figures, &figures[best]) {
         best = better;
     }
     Some(best)
