@@ -325,6 +325,15 @@ async fn answers_name_the_fix() {
             "{method} {path}: {error}"
         );
     }
+    // axum adds the methods the path takes, as `Allow`, to the answer the fallback makes.
+    let wrong = axum::http::Request::post("/audit::answers/config")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let answer = tower::ServiceExt::oneshot(Endpoint::new().token(TOKEN).router(), wrong)
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 405);
+    assert_eq!(answer.headers()[axum::http::header::ALLOW], "PUT");
     let (status, body) = request(port, "GET", "/audit::answers/config/threshold", &auth, "").await;
     assert_eq!(status, 404);
     let error = json(&body)["error"].as_str().unwrap().to_string();

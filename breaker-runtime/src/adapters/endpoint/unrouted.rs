@@ -61,13 +61,11 @@ fn echoed(path: &str) -> std::borrow::Cow<'_, str> {
 
 /// The last of exactly two segments (`{name}/{command}`), where a command's route has one.
 fn last_segment(path: &str) -> Option<&str> {
-    (segments(path) == 2)
-        .then(|| path.rsplit('/').next())
-        .flatten()
-}
-
-fn segments(path: &str) -> usize {
-    path.split('/').filter(|s| !s.is_empty()).count()
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    match (segments.next(), segments.next(), segments.next()) {
+        (Some(_), Some(last), None) => Some(last),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -77,6 +75,7 @@ mod tests {
         assert_eq!(super::last_segment("/payments/config"), Some("config"));
         assert_eq!(super::last_segment("/payments"), None);
         assert_eq!(super::last_segment("/"), None);
+        assert_eq!(super::last_segment("/payments/config/threshold"), None);
     }
 
     #[test]
