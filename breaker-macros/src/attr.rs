@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use breaker_options::{
     Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, MAX_STALE_ENTRIES,
-    Mode, Rate, RetryBudget, Window, grammar, option_list,
+    Mode, Rate, Record, RetryBudget, Window, grammar, option_list,
 };
 
 use crate::errors::Errors;
@@ -45,6 +45,7 @@ pub(crate) struct Options {
     pub(crate) break_growth: Option<At<BreakGrowth>>,
     pub(crate) break_jitter: Option<At<Rate>>,
     pub(crate) mode: Option<At<Mode>>,
+    pub(crate) record: Option<At<Record>>,
     pub(crate) probes: Option<At<u32>>,
     pub(crate) slow_call: Option<At<Duration>>,
     pub(crate) slow_threshold: Option<At<Rate>>,
@@ -166,6 +167,17 @@ impl Options {
                 )
             }
             "break_jitter" => self.break_jitter = keep(errors, percentage(value, key)),
+            "record" => {
+                self.record = keep(
+                    errors,
+                    from_text(
+                        value,
+                        key,
+                        "a span such as \"30m\", or \"off\"",
+                        grammar::record,
+                    ),
+                )
+            }
             "slow_call" => self.slow_call = keep(errors, nonzero_duration(value, key)),
             "retries" => {
                 self.retries = keep(

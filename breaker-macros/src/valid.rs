@@ -25,6 +25,7 @@ pub(crate) fn settings(options: &Options) -> Settings {
         slow_call: value(options.slow_call),
         slow_threshold: value(options.slow_threshold),
         mode: value(options.mode).unwrap_or(d.mode),
+        record: value(options.record),
     }
 }
 

@@ -178,6 +178,12 @@ pub enum ConfigError {
         "`window` and `probes` cannot change again on this breaker: it keeps every window and probe slots it was given, and has no room for more"
     )]
     TooManyReconfigurations,
+    /// A flight recorder asked to keep less than a second of calls.
+    #[error("`record` keeps at least 1s of calls, got {value:?}; write \"1s\" or more, or \"off\"")]
+    RecordTooShort {
+        /// The refused span.
+        value: Duration,
+    },
 }
 
 fn without_retries(field: &str) -> &'static str {
@@ -220,6 +226,7 @@ impl ConfigError {
             ConfigError::MaxConcurrent { .. } => "max_concurrent",
             ConfigError::MaxWaitWithoutMaxConcurrent => "max_wait",
             ConfigError::TooManyReconfigurations => "window",
+            ConfigError::RecordTooShort { .. } => "record",
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::limits::{MAX_COUNT_WINDOW, MAX_DURATION};
 use crate::mode::Mode;
 use crate::policy::{Backoff, RetryBudget};
 use crate::rate::Rate;
+use crate::record::Record;
 use crate::window::Window;
 
 /// [`MAX_DURATION`] in milliseconds, the unit the grammar counts in.
@@ -477,6 +478,32 @@ pub fn mode(text: &str) -> Result<Mode, String> {
             "`{other}` is not a mode: write \"enforce\" (reject while open, the default) or \"shadow\" (never reject, only report)"
         )),
     }
+}
+
+/// What the flight recorder keeps (`record`): a span of at least a second, such as `"10m"`,
+/// or `"off"`.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_options::{grammar, Record};
+///
+/// assert_eq!(grammar::record("1h"), Ok(Record::Last(Duration::from_secs(3_600))));
+/// assert!(grammar::record("500ms").unwrap_err().contains("at least 1s"));
+/// assert!(grammar::record("always").unwrap_err().contains("\"off\""));
+/// ```
+pub fn record(text: &str) -> Result<Record, String> {
+    if text.trim() == "off" {
+        return Ok(Record::Off);
+    }
+    let span = nonzero_duration(text)
+        .map_err(|message| format!("{message} (or \"off\" to record nothing)"))?;
+    if span < Duration::from_secs(1) {
+        return Err(format!(
+            "the recorder keeps at least 1s of calls, not {}ms; write \"1s\" or more, or \"off\"",
+            span.as_millis()
+        ));
+    }
+    Ok(Record::Last(span))
 }
 
 /// A break's growth factor: `"1.5"` or `"1.5x"`, from 1 to 10, to the hundredth.

@@ -38,6 +38,7 @@ mod mode;
 mod patch;
 mod policy;
 mod rate;
+mod record;
 mod settings;
 #[cfg(feature = "serde")]
 mod spelled;
@@ -57,6 +58,7 @@ pub use mode::Mode;
 pub use patch::Patch;
 pub use policy::{Backoff, PolicySettings, RETRY_BUDGET_FLOOR, RETRY_BUDGET_WINDOW, RetryBudget};
 pub use rate::Rate;
+pub use record::Record;
 pub use settings::Settings;
 #[cfg(feature = "serde")]
 pub use spelled::Spelled;

@@ -10,6 +10,7 @@ use crate::limits::{
 };
 use crate::mode::Mode;
 use crate::rate::Rate;
+use crate::record::Record;
 use crate::window::Window;
 
 /// A breaker's options as plain named values: what the attribute's expansion hands the runtime,
@@ -54,6 +55,9 @@ pub struct Settings {
     pub slow_threshold: Option<Rate>,
     /// Whether it rejects calls while open (default), or only reports that it would have.
     pub mode: Mode,
+    /// What its flight recorder keeps; `None` for the process's default, read when the breaker
+    /// is built (the last 10 minutes unless the process set another).
+    pub record: Option<Record>,
 }
 
 impl Default for Settings {
@@ -77,6 +81,7 @@ impl Settings {
         slow_call: None,
         slow_threshold: None,
         mode: Mode::Enforce,
+        record: None,
     };
 
     /// `min_calls`, its default filled in.
@@ -142,6 +147,7 @@ impl Settings {
                 "slow_call" => next.slow_call = v.slow_call,
                 "slow_threshold" => next.slow_threshold = v.slow_threshold,
                 "mode" => next.mode = v.mode,
+                "record" => next.record = v.record,
                 _ => {}
             }
         }
@@ -219,6 +225,13 @@ impl Settings {
         }
         if self.slow_threshold.is_some() && self.slow_call.is_none() {
             found.push(ConfigError::SlowThresholdWithoutSlowCall);
+        }
+        if let Some(Record::Last(span)) = self.record {
+            if span < Duration::from_secs(1) {
+                found.push(ConfigError::RecordTooShort { value: span });
+            } else {
+                duration(&mut found, "record", Some(span));
+            }
         }
         found
     }

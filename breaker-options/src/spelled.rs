@@ -123,6 +123,7 @@ fn spelled_as(key: &str) -> (&'static str, &'static str) {
         "timeout" => ("a duration (or \"off\")", "\"2s\""),
         "backoff" => ("a range of two durations", "\"100ms..10s\""),
         "mode" => ("a mode", "\"shadow\""),
+        "record" => ("a duration (or \"off\")", "\"10m\""),
         "name" => ("a name", "\"payments\""),
         _ => ("a duration", "\"30s\""),
     }
@@ -325,6 +326,7 @@ pub(crate) fn set_setting<E: de::Error>(
         }
         "break_jitter" => s.break_jitter = Some(value.read(key, grammar::percentage)?),
         "slow_call" => s.slow_call = Some(value.read(key, grammar::nonzero_duration)?),
+        "record" => s.record = Some(value.read(key, grammar::record)?),
         _ => return Err(E::custom(unknown(key))),
     }
     Ok(())

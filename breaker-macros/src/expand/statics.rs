@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_options::{Mode, Rate, Window};
+use breaker_options::{Mode, Rate, Record, Window};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::ItemFn;
@@ -57,7 +57,7 @@ pub(super) fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> 
 }
 
 /// The fields of `breaker_options::Settings`, one per option the configuration holds.
-const SETTINGS_FIELDS: usize = 12;
+const SETTINGS_FIELDS: usize = 13;
 
 /// The configuration as a `Settings` literal that names only the options written, so every
 /// default comes from its one definition in `breaker-options`.
@@ -137,6 +137,16 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
     if let Some(t) = options.slow_threshold {
         let v = rate(t.value);
         fields.push(quote!(slow_threshold: ::core::option::Option::Some(#v)));
+    }
+    if let Some(r) = options.record {
+        let v = match r.value {
+            Record::Off => quote!(#p::Record::Off),
+            Record::Last(span) => {
+                let d = duration(span);
+                quote!(#p::Record::Last(#d))
+            }
+        };
+        fields.push(quote!(record: ::core::option::Option::Some(#v)));
     }
     // With every option written, a struct update would be needless (and clippy says so in the
     // user's crate); a field added to `Settings` then fails to compile here, in our tests.

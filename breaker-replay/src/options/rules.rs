@@ -22,6 +22,8 @@ pub(crate) fn settings(written: &Written) -> Settings {
         slow_call: written.slow_call,
         slow_threshold: written.slow_threshold,
         mode: written.mode.unwrap_or(d.mode),
+        // A replay's breaker records nothing of its own: the trace is the record.
+        record: None,
     }
 }
 

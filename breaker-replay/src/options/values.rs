@@ -66,6 +66,10 @@ pub(crate) fn read(written: &mut Written, key: &str, value: &Value) -> Result<()
             )?)
         }
         "slow_call" => written.slow_call = Some(nonzero_duration(value, key)?),
+        "record" => {
+            let what = "a span such as \"30m\", or \"off\"";
+            from_text(value, key, what, grammar::record)?;
+        }
         "retries" => drop(positive::<u32>(value, key, u64::from(MAX_RETRIES), "")?),
         "backoff" => drop(from_text(
             value,
