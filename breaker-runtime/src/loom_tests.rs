@@ -401,3 +401,39 @@ fn an_outcome_racing_a_new_time_span_counts_once() {
         3,
     );
 }
+
+/// Two threads recording into the flight recorder's shared ring while a third reads it: every
+/// record read is one that was written, whole (never half of one and half of another), and
+/// once the writers are done every record is there.
+#[test]
+fn the_flight_recorder_never_tears_a_record() {
+    use crate::core::trace::Outcome;
+    use crate::core::trace::flight::Flight;
+
+    loom::model(|| {
+        let flight = Arc::new(Flight::with_capacity(0, false, 3));
+        // Allocates the ring before the race: its allocation is a `OnceLock`'s, outside the model.
+        flight.add(0, 0, Outcome::Success);
+        let writers: Vec<_> = [(1, Outcome::Failure), (2, Outcome::Timeout)]
+            .into_iter()
+            .map(|(ms, outcome)| {
+                let flight = Arc::clone(&flight);
+                thread::spawn(move || flight.add(ms * MS, ms * MS, outcome))
+            })
+            .collect();
+        let whole = |at_ms: u64, duration_ms: u64, outcome: Outcome| {
+            matches!(
+                (at_ms, duration_ms, outcome),
+                (0, 0, Outcome::Success) | (1, 1, Outcome::Failure) | (2, 2, Outcome::Timeout)
+            )
+        };
+        for (_, e) in flight.calls(0) {
+            assert!(whole(e.at_ms, e.duration_ms, e.outcome), "torn: {e}");
+        }
+        for writer in writers {
+            writer.join().expect("no model thread panics");
+        }
+        let kept: Vec<u64> = flight.calls(0).iter().map(|(_, e)| e.at_ms).collect();
+        assert_eq!(kept, [0, 1, 2], "nothing lost");
+    });
+}
