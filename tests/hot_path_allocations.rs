@@ -256,3 +256,33 @@ fn a_request_through_the_tower_layer_allocates_nothing_for_a_known_key() {
     });
     assert_eq!(n, 0, "rejected");
 }
+
+#[test]
+fn the_flight_recorder_allocates_at_the_first_call_and_never_again() {
+    let breaker = Breaker::new(Config::builder().count_window(100).build().unwrap());
+    let never_called = breaker.memory_footprint();
+    assert!(breaker.recent(Duration::from_secs(60)).calls.is_empty());
+    let first = allocations_during(|| breaker.try_acquire().unwrap().success());
+    assert!(
+        first >= 1,
+        "the first call allocates the recorder and its thread's shard"
+    );
+    assert!(
+        breaker.memory_footprint() >= never_called + 160_000,
+        "20 000 calls of 8 bytes, allocated by the first call"
+    );
+    let n = allocations_during(|| {
+        for _ in 0..1_000 {
+            breaker.try_acquire().unwrap().success();
+            ready(breaker.call(async { Ok::<u32, std::io::Error>(1) }))
+                .unwrap()
+                .unwrap();
+        }
+    });
+    assert_eq!(n, 0, "recorded calls allocate nothing");
+    assert_eq!(
+        breaker.recent(Duration::from_secs(60)).calls.len(),
+        2_001,
+        "and every one of them was recorded"
+    );
+}

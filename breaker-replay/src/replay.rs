@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use breaker_runtime::trace::{Entry, Outcome, bucket_start};
-use breaker_runtime::{Breaker, Config, OwnedPermit, State, Verdict, Window};
+use breaker_runtime::{Breaker, Config, OwnedPermit, Record, State, Verdict, Window};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
@@ -170,6 +170,13 @@ pub fn replay_all(trace: &[Entry], configs: &[Config]) -> Result<Vec<Replay>, Re
 async fn drive(trace: &[Entry], config: Config) -> Replay {
     let timeout = config.timeout();
     let start = begin(config.window()).await;
+    // The replayed breaker keeps no flight record: the trace is the record, and a candidate's
+    // replay should cost what its judgement costs.
+    let config = config
+        .to_builder()
+        .record(Record::Off)
+        .build()
+        .unwrap_or(config);
     let breaker = Arc::new(Breaker::new(config));
     let seen: Arc<Mutex<Vec<(Instant, State, State)>>> = Arc::default();
     let sink = Arc::clone(&seen);

@@ -223,7 +223,7 @@ pub use core::breaker::{Breaker, ConfigSource, DrillError, Reconfigured};
 pub use core::call::{Call, OwnedCall};
 pub use core::config::{
     BreakGrowth, Config, ConfigBuilder, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW,
-    MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Settings, Window,
+    MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Record, Settings, Window,
 };
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::injection::{Fault, InjectError, Injecting, Injection, MAX_INJECTION};
@@ -325,6 +325,7 @@ pub use breaker_macros::IsFailure;
 /// | `slow_call` | a duration shorter than the timeout | off | a success slower than this is slow |
 /// | `slow_threshold` | `"N%"` (needs `slow_call`) | `"100%"` | open when slow successes ÷ outcomes in the window is ≥ N% |
 /// | `mode` | `"enforce"` or `"shadow"` | `"enforce"` | `"shadow"`: records, judges, transitions and announces as usual but never rejects; what it would have rejected runs and is reported (`CallEvent::ShadowRejected`, `circuit_breaker_shadow_rejected_total`); `Breaker::set_mode` switches a live breaker |
+/// | `record` | a span such as `"30m"` (at least `"1s"`), or `"off"` | `"10m"` (the process's default) | the flight recorder: the breaker's calls of that last span (at most the last 20 000) and its transitions, kept from its first call without anyone asking, read with `Breaker::recent` or `GET {name}/trace?last=5m` and replayed by `breaker-replay` ([traces](docs/traces.md)); changes live |
 /// | `retries` | integer 1 to 10 | 0 | more attempts after a counted failure or a timeout, never after a success, a healthy or ignored answer, or a rejection; each goes through the breaker and is recorded |
 /// | `backoff` | `"<initial>..<max>"`, two durations, initial ≤ max (needs `retries`) | `"100ms..10s"` (with `retries`) | full jitter: the n-th retry waits a random time in [0, min(initial × 2ⁿ, max)] |
 /// | `retry_budget` | `"N%"` or `"off"` (needs `retries`) | `"20%"` (with `retries`) | retries at most N% of the calls of the last 10 s, and at least 10 a second; an empty budget means no retry, not a failure |

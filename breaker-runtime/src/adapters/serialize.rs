@@ -54,7 +54,7 @@ impl Serialize for State {
 
 impl Serialize for Config {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Config", 13)?;
+        let mut s = serializer.serialize_struct("Config", 14)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("threshold", &self.threshold())?;
         s.serialize_field("window", &self.window())?;
@@ -71,6 +71,9 @@ impl Serialize for Config {
         s.serialize_field("slow_call_ms", &self.slow_call().map(millis))?;
         s.serialize_field("slow_threshold", &self.slow_threshold())?;
         s.serialize_field("mode", self.mode().as_str())?;
+        // As the attribute spells it ("10m", "off"); null for a configuration that leaves it
+        // to the process's default, which a live breaker's never does.
+        s.serialize_field("record", &self.record().map(|r| r.to_string()))?;
         s.end()
     }
 }

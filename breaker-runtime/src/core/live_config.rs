@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::base::name::Name;
 use crate::base::sync::{AtomicU64, Ordering, fence};
 use crate::core::config::{
-    Config, WORD_BREAK, WORD_SLOW_CALL, WORD_TIMEOUT, WORD_WINDOW, WORDS, Window, window_of,
+    Config, Record, WORD_BREAK, WORD_SLOW_CALL, WORD_TIMEOUT, WORD_WINDOW, WORDS, Window, window_of,
 };
 
 pub(crate) struct LiveConfig {
@@ -107,5 +107,10 @@ impl LiveConfig {
     /// The window's shape.
     pub(crate) fn window(&self) -> Window {
         window_of(self.word(WORD_WINDOW))
+    }
+
+    /// What the flight recorder keeps (a live breaker's `record` is always resolved).
+    pub(crate) fn record(&self) -> Record {
+        self.settled().record().unwrap_or(Record::DEFAULT)
     }
 }

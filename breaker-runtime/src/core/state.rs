@@ -89,6 +89,9 @@ impl fmt::Display for State {
 /// | 14 | the breaker was reconfigured: its options are read against their writers' sequence |
 /// | 15 | faults are injected into its calls: the closed admission takes the long way |
 /// | 16-23 | failed probes in a row since the circuit last closed (saturating): the break grows with them |
+/// | 24 | the flight recorder is wanted and not yet allocated: the closed admission takes the long way, once |
+/// | 25 | the flight recorder keeps the calls: admission reads the clock |
+/// | 26 | the flight recorder dates calls by the coarse clock |
 /// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
@@ -104,9 +107,21 @@ const RECONFIGURED: u64 = 1 << 14;
 const INJECTING: u64 = 1 << 15;
 const FAILED_SHIFT: u32 = 16;
 const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
+const FLIGHT_PENDING: u64 = 1 << 24;
+const FLIGHT: u64 = 1 << 25;
+const FLIGHT_COARSE: u64 = 1 << 26;
 /// What every later word keeps (failed probes only until the circuit closes).
-const KEPT: u64 =
-    COUNTED | LISTENED | REGISTERED | SHADOW | REPLACED | RECONFIGURED | INJECTING | FAILED_PROBES;
+const KEPT: u64 = COUNTED
+    | LISTENED
+    | REGISTERED
+    | SHADOW
+    | REPLACED
+    | RECONFIGURED
+    | INJECTING
+    | FAILED_PROBES
+    | FLIGHT_PENDING
+    | FLIGHT
+    | FLIGHT_COARSE;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -150,17 +165,44 @@ impl Word {
     /// lock.
     pub(crate) const INJECTING_BIT: u64 = INJECTING;
 
+    /// The bit that marks a breaker whose flight recorder is wanted but not yet allocated (its
+    /// first call allocates it), set and cleared under the lock.
+    pub(crate) const FLIGHT_PENDING_BIT: u64 = FLIGHT_PENDING;
+    /// The bits that mark a breaker whose flight recorder keeps its calls (and dates them by
+    /// the coarse clock), set and cleared under the lock.
+    pub(crate) const FLIGHT_BITS: u64 = FLIGHT | FLIGHT_COARSE;
+    pub(crate) const FLIGHT_BIT: u64 = FLIGHT;
+    pub(crate) const FLIGHT_COARSE_BIT: u64 = FLIGHT_COARSE;
+
+    /// Whether the flight recorder is wanted and not yet allocated.
+    #[inline]
+    pub(crate) const fn flight_pending(self) -> bool {
+        self.0 & FLIGHT_PENDING != 0
+    }
+
+    /// Whether the flight recorder keeps the calls.
+    #[inline]
+    pub(crate) const fn flight(self) -> bool {
+        self.0 & FLIGHT != 0
+    }
+
+    /// Whether the flight recorder dates calls by the coarse clock.
+    #[inline]
+    pub(crate) const fn flight_coarse(self) -> bool {
+        self.0 & FLIGHT_COARSE != 0
+    }
+
     /// Whether faults are injected into the breaker's calls.
     #[inline]
     pub(crate) const fn injecting(self) -> bool {
         self.0 & INJECTING != 0
     }
 
-    /// Closed, with nothing injected: the one test the closed admission makes, as cheap as
+    /// Closed, with nothing injected and no flight recorder to allocate: the one test the closed admission makes, as cheap as
     /// asking for the state alone (the closed state's code is 0).
     #[inline]
     pub(crate) const fn plainly_closed(self) -> bool {
-        self.0 & (STATE_BITS | INJECTING) == State::Closed.code()
+        self.0 & (STATE_BITS | INJECTING | FLIGHT_PENDING) == State::Closed.code()
     }
 
     /// Whether the breaker was ever reconfigured.

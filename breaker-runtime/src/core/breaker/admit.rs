@@ -74,7 +74,7 @@ impl Breaker {
             return None;
         }
         let kind = Kind::closed(word);
-        let permit = Permit::new(self, kind, self.start_clock());
+        let permit = Permit::new(self, kind, self.start_clock_for(word));
         if observer::installed() {
             self.observe_admission(true);
         }
@@ -92,6 +92,9 @@ impl Breaker {
                 return Ok(self.admit_in_shadow());
             }
             self.count_rejection();
+            if word.flight() {
+                self.record_rejection(word);
+            }
             if observer::installed() {
                 self.observe_admission(false);
             }
@@ -131,6 +134,10 @@ impl Breaker {
             }
             // Before the observers hear of it, so a snapshot they take counts it.
             self.count_rejection();
+            let word = self.word();
+            if word.flight() || word.flight_pending() {
+                self.record_rejection(word);
+            }
         }
         if observer::installed() {
             self.observe_admission(admitted.is_ok());
@@ -153,6 +160,10 @@ impl Breaker {
 
     pub(super) fn try_acquire_slow(&self, seen: Word) -> Result<Permit<'_>, BreakerError> {
         let mut word = seen;
+        if word.flight_pending() {
+            self.begin_flight();
+            word = self.word();
+        }
         loop {
             match word.state() {
                 State::Closed => {
@@ -188,11 +199,24 @@ impl Breaker {
         }
     }
 
-    /// The time a call starts, when slow calls are detected or an observer wants durations;
-    /// otherwise no clock is read.
-    #[inline]
+    /// The time a call starts, when slow calls are detected, an observer wants durations or the
+    /// flight recorder keeps the call; otherwise no clock is read.
     pub(super) fn start_clock(&self) -> Option<Nanos> {
-        (self.config.slow_call_nanos() > 0 || observer::installed()).then(clock::now)
+        self.start_clock_for(self.word())
+    }
+
+    /// [`start_clock`](Self::start_clock) for a breaker whose state word is `word`. Slow calls
+    /// and observers are timed by tokio's clock; a call only the recorder times, by the
+    /// recorder's clock (the coarse one, where tokio's runs), which its end reads again.
+    #[inline]
+    pub(super) fn start_clock_for(&self, word: Word) -> Option<Nanos> {
+        if self.config.slow_call_nanos() > 0 || observer::installed() {
+            Some(clock::now())
+        } else if word.flight() {
+            Some(flight_clock(word.flight_coarse()))
+        } else {
+            None
+        }
     }
 
     #[inline]
@@ -306,4 +330,11 @@ impl Breaker {
         };
         self.config.break_nanos().saturating_add(margin)
     }
+}
+
+/// The flight recorder's reading at a call's start. Out of line: inlined, the precise clock's
+/// code took the closed admission itself out of its callers.
+#[inline(never)]
+fn flight_clock(coarse: bool) -> Nanos {
+    clock::reading(coarse)
 }

@@ -23,6 +23,7 @@
 //! | `durations.rs` | how long the window's calls took, for operators |
 //! | `snapshot.rs` | what it holds, for dashboards |
 //! | `trace.rs` | its calls recorded one by one, when asked, for replay |
+//! | `flight.rs` | its recent calls and transitions, recorded always (unless `record = "off"`) |
 //! | `permit.rs`, `kind.rs` | the permit a call carries, and what it was admitted as |
 //! | `observer.rs` | the hook call observers (metrics) subscribe to |
 
@@ -33,12 +34,14 @@ use tokio::sync::Notify;
 
 use crate::base::name::Name;
 use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::core::config::{Config, Mode};
+use crate::core::config::{Config, Mode, Record};
 use crate::core::events::Listeners;
 use crate::core::live_config::LiveConfig;
 use crate::core::opening::Opened;
 use crate::core::probes::Probes;
 use crate::core::state::{State, Word};
+
+use crate::core::trace::flight::Flight;
 use crate::core::trace::recording::Recording;
 use crate::core::window::Window;
 
@@ -47,6 +50,7 @@ mod command;
 pub(crate) mod counts;
 mod drill;
 mod durations;
+mod flight;
 mod inject;
 pub(crate) mod kind;
 pub(crate) mod observer;
@@ -135,6 +139,8 @@ struct Outside {
     drill: OnceLock<Box<drill::Slot>>,
     /// The running injection, allocated by the first.
     injection: OnceLock<Box<inject::Slot>>,
+    /// The flight recorder, allocated by the first call while `record` is on.
+    flight: OnceLock<Box<Flight>>,
 }
 
 /// What only the rare paths touch.
@@ -148,9 +154,13 @@ struct Cold {
 impl Breaker {
     /// A closed breaker with an empty window.
     pub fn new(config: Config) -> Breaker {
+        let config = config.with_record_resolved(crate::core::trace::default_record());
         let mut start = Word::new(0, State::Closed);
         if config.mode() == Mode::Shadow {
             start = Word(start.0 | Word::SHADOW_BIT);
+        }
+        if config.record() != Some(Record::Off) {
+            start = Word(start.0 | Word::FLIGHT_PENDING_BIT);
         }
         Breaker {
             state: AtomicU64::new(start.0),
@@ -379,9 +389,10 @@ mod footprint {
         // and what reconfigurations make once one is made (16 more: the struct above keeps its
         // size, and a breaker never reconfigured finds its window and probes where it did), and
         // the trace once one is started (16 more, for the same reason), the drill once one
-        // is started (16 more, likewise), and the injection once one is started (16 more).
+        // is started (16 more, likewise), the injection once one is started (16 more), and the
+        // flight recorder once the breaker is called (16 more).
         assert!(
-            outside - shards <= 136,
+            outside - shards <= 152,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );
@@ -413,10 +424,12 @@ mod reconfigured_footprint {
             .unwrap();
         let options = breaker.memory_footprint() - built;
         // What the first change allocates: the outside seams' state it lives in (with the
-        // counts' shards, a cache line per thread number) and the record of the changes.
+        // counts' shards, a cache line per thread number) and the record of the changes (three
+        // configurations, each 8 bytes longer since it carries `record`, and 16 bytes more in
+        // the outside seams for the flight recorder's slot).
         let shards = breaker.outside.get().unwrap().counters.heap_bytes();
         assert!(
-            options - shards <= 512,
+            options - shards <= 544,
             "new options alone: {options} bytes, {shards} of them the counts' shards"
         );
         breaker

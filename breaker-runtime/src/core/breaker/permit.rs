@@ -297,7 +297,7 @@ impl OwnedPermit {
     /// ```
     pub fn restart_clock(&mut self) {
         if self.held.started.is_some() {
-            self.held.started = Some(clock::now());
+            self.held.started = self.held.breaker.start_clock();
         }
     }
 

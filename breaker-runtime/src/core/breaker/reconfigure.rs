@@ -245,6 +245,8 @@ impl Breaker {
         next: Config,
         source: ConfigSource,
     ) -> Result<Reconfigured, ConfigError> {
+        // A configuration that names no `record` means the process's default, as when built.
+        let next = next.with_record_resolved(crate::core::trace::default_record());
         let before = self.config.settled();
         let word = self.word();
         let now = clock::now();
@@ -299,6 +301,9 @@ impl Breaker {
                 Mode::Shadow => self.state.fetch_or(Word::SHADOW_BIT, Ordering::Release),
                 Mode::Enforce => self.state.fetch_and(!Word::SHADOW_BIT, Ordering::Release),
             };
+        }
+        if let Some(record) = next.record().filter(|r| Some(*r) != before.record()) {
+            self.apply_record(record);
         }
         if !word.reconfigured() {
             // Release, before the first word is written: a reader that sees a new word and then

@@ -29,6 +29,14 @@ impl Breaker {
                 return;
             }
         }
+        // The same success timed only for the flight recorder: dated and kept, and no more.
+        if let (Kind::Closed { generation }, Ending::Success, Some(started)) =
+            (kind, ending, started)
+        {
+            if self.flown_success(generation, started) {
+                return;
+            }
+        }
         // The same success on a counted breaker adds one to its thread's count and no more.
         if let (Kind::Counted { generation }, Ending::Success, None) = (kind, ending, started) {
             if self.window.is_full_of_successes(generation) && !observer::installed() {
@@ -39,12 +47,39 @@ impl Breaker {
         self.finish_and_record(kind, started, ending);
     }
 
+    /// A success through the closed circuit into a count window already full of successes,
+    /// timed for the flight recorder alone: kept there, and nothing else to do. Out of line,
+    /// so that `finish` stays small enough to inline.
+    #[inline(never)]
+    fn flown_success(&self, generation: u32, started: Nanos) -> bool {
+        if !self.window.is_full_of_successes(generation)
+            || observer::installed()
+            || self.config.slow_call_nanos() > 0
+        {
+            return false;
+        }
+        let Some(flight) = self.flight() else {
+            return false;
+        };
+        let took = clock::reading(flight.coarse()).saturating_sub(started);
+        flight.add(started, took, crate::core::trace::Outcome::Success);
+        true
+    }
+
     #[inline(never)]
     fn finish_and_record(&self, kind: Kind, started: Option<Nanos>, ending: Ending) {
         let (kind, delayed) = kind.undelayed();
-        // One reading of the clock serves the slow-call rule, the observers and the durations.
+        // One reading of the clock serves the slow-call rule, the observers, the durations and
+        // the flight recorder, on the clock the start was read on. A call timed for the recorder
+        // alone leaves the window's durations (an operator's figure, kept while something asks
+        // for timing) as they were.
+        let precise = self.config.slow_call_nanos() > 0 || observer::installed();
         let timed = started.map(|started| {
-            let ended = clock::now();
+            let ended = if precise {
+                clock::now()
+            } else {
+                self.end_clock()
+            };
             (ended, ended.saturating_sub(started))
         });
         let took = timed.map(|(_, took)| took);
@@ -57,10 +92,13 @@ impl Breaker {
         if observer::installed() {
             self.observe_finish(delayed, ending, outcome, took);
         }
+        if let (Some(started), Some(took)) = (started, took) {
+            self.record_flight(started, took, ending, outcome);
+        }
         match kind {
             Kind::Closed { generation } | Kind::Counted { generation } => {
                 if let Some(outcome) = outcome {
-                    if let Some((ended, took)) = timed {
+                    if let Some((ended, took)) = timed.filter(|_| precise) {
                         self.keep_duration(generation, ended, took);
                     }
                     if matches!(kind, Kind::Counted { .. }) {

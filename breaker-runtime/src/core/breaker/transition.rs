@@ -162,6 +162,7 @@ impl Breaker {
             ..
         } = announcement;
         self.wake_waiters();
+        self.record_transition(change.now, from, to);
         events::trace(self.name(), (from, to), change.tally, reason);
         let registry_listens = announcement.registered && !events::every_registered().is_empty();
         if announcement.listeners.is_some() || registry_listens {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::base::name::Name;
 use crate::core::config::{
-    BreakGrowth, Config, ConfigError, MAX_BREAK_GROWTH, Mode, Rate, Settings, Window,
+    BreakGrowth, Config, ConfigError, MAX_BREAK_GROWTH, Mode, Rate, Record, Settings, Window,
 };
 
 /// Builds a [`Config`]; every value is checked by [`ConfigBuilder::build`].
@@ -37,7 +37,7 @@ pub struct ConfigBuilder {
 
 /// The options a live breaker can change, in the attribute's order: the bits of
 /// `ConfigBuilder::named`.
-const OPTIONS: [&str; 12] = [
+const OPTIONS: [&str; 13] = [
     "threshold",
     "window",
     "min_calls",
@@ -50,6 +50,7 @@ const OPTIONS: [&str; 12] = [
     "slow_call",
     "slow_threshold",
     "mode",
+    "record",
 ];
 
 impl Default for ConfigBuilder {
@@ -164,6 +165,15 @@ impl ConfigBuilder {
         self
     }
 
+    /// What the flight recorder keeps (default: the process's default, read when the
+    /// configuration is built; see [`trace::set_default_record`](crate::trace::set_default_record)): the calls of
+    /// the last span given (and at most the last 20 000), or nothing with [`Record::Off`].
+    pub fn record(mut self, record: Record) -> Self {
+        self.settings.record = Some(record);
+        self.name_option("record");
+        self
+    }
+
     /// Starts from `settings` instead of the defaults (the name stays as set).
     /// Every option is named, so [`Breaker::update`](crate::Breaker::update) given this builder
     /// changes them all.
@@ -215,7 +225,10 @@ impl ConfigBuilder {
         let name = self.name.clone();
         let settings = self.values(true)?;
         settings.check()?;
-        Ok(Config::__checked(name, settings))
+        // A `record` not set is the process's default as it is now, so that the configuration
+        // says what a breaker built from it will keep.
+        Ok(Config::__checked(name, settings)
+            .with_record_resolved(crate::core::trace::default_record()))
     }
 
     /// The settings with the values kept as given converted; `whole` for a configuration of

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 pub use breaker_options::{
     BreakGrowth, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS,
-    MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Settings, Window,
+    MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Record, Settings, Window,
 };
 
 use crate::base::name::Name;
@@ -58,6 +58,30 @@ pub struct Config {
     break_duration: u64,
     max_break_duration: u64,
     slow_call: u64,
+    /// What the flight recorder keeps: its span in whole seconds (rounded up), `RECORD_OFF`
+    /// or `RECORD_DEFAULT` (the process's default, not yet read).
+    record: u32,
+}
+
+const RECORD_OFF: u32 = 0;
+/// Above the longest span (`MAX_DURATION`, 2 592 000 s), and within `RECORD_BITS`.
+const RECORD_DEFAULT: u32 = (1 << RECORD_BITS) - 1;
+const RECORD_BITS: u32 = 22;
+/// Where the rates and the recorder's span sit in the first word: each rate in millionths
+/// (at most 1 000 000, 20 bits), then the span in seconds.
+const RATE_BITS: u64 = (1 << 20) - 1;
+const SLOW_RATE_SHIFT: u32 = 20;
+const RECORD_SHIFT: u32 = 40;
+const _: () = assert!(MAX_DURATION.as_secs() < RECORD_DEFAULT as u64);
+
+/// A span in whole seconds, rounded up, in a `const` context.
+const fn record_secs(span: Duration) -> u32 {
+    let secs = span.as_secs() + if span.subsec_nanos() > 0 { 1 } else { 0 };
+    if secs >= RECORD_DEFAULT as u64 {
+        RECORD_DEFAULT - 1
+    } else {
+        secs as u32
+    }
 }
 
 /// How many words [`Config::words`] takes, and where each option is among them.
@@ -132,6 +156,7 @@ impl fmt::Debug for Config {
             .field("mode", &self.mode())
             .field("slow_call", &self.slow_call())
             .field("slow_threshold", &self.slow_threshold)
+            .field("record", &self.record())
             .finish()
     }
 }
@@ -179,6 +204,12 @@ impl Config {
             break_duration: nanos(settings.break_duration),
             max_break_duration: nanos_or_zero(settings.max_break_duration),
             slow_call: nanos_or_zero(settings.slow_call),
+            record: match settings.record {
+                None => RECORD_DEFAULT,
+                Some(Record::Off) => RECORD_OFF,
+                // At least a second (checked), so never mistaken for either mark.
+                Some(Record::Last(span)) => record_secs(span),
+            },
         }
     }
 
@@ -204,6 +235,7 @@ impl Config {
             slow_call: self.slow_call(),
             slow_threshold: self.slow_call().map(|_| self.slow_threshold),
             mode: self.mode(),
+            record: self.record(),
         }
     }
 
@@ -306,6 +338,28 @@ impl Config {
     pub fn slow_threshold(&self) -> Rate {
         self.slow_threshold
     }
+    /// What the flight recorder keeps, its span in whole seconds (rounded up); `None` for the
+    /// process's default, which a breaker reads when it is built
+    /// ([`trace::set_default_record`](crate::trace::set_default_record)): the configuration of
+    /// a live breaker always says which.
+    pub fn record(&self) -> Option<Record> {
+        match self.record {
+            RECORD_DEFAULT => None,
+            RECORD_OFF => Some(Record::Off),
+            secs => Some(Record::Last(Duration::from_secs(u64::from(secs)))),
+        }
+    }
+
+    /// The same configuration with the process's default `record` read, if it names none.
+    pub(crate) fn with_record_resolved(mut self, default: Record) -> Config {
+        if self.record == RECORD_DEFAULT {
+            self.record = match default {
+                Record::Off => RECORD_OFF,
+                Record::Last(span) => record_secs(span),
+            };
+        }
+        self
+    }
 
     /// The break after `failed_probes` failed probes in a row, in nanoseconds: grown by the
     /// growth factor for each, up to the cap, then the jitter added (so a break is never
@@ -353,7 +407,9 @@ impl Config {
     /// [`LiveConfig`]: crate::core::live_config::LiveConfig
     pub(crate) fn words(&self) -> [u64; WORDS] {
         [
-            u64::from(self.threshold.ppm()) | u64::from(self.slow_threshold.ppm()) << 32,
+            u64::from(self.threshold.ppm())
+                | u64::from(self.slow_threshold.ppm()) << SLOW_RATE_SHIFT
+                | u64::from(self.record) << RECORD_SHIFT,
             u64::from(self.calls)
                 | u64::from(self.break_growth) << 32
                 | u64::from(self.break_jitter) << 48,
@@ -369,8 +425,8 @@ impl Config {
     /// in `words` sets, once the window holds `min_calls`: the rule a closed circuit opens by,
     /// read from the words without building a configuration (and cloning its name).
     pub(crate) fn trips(words: &[u64; WORDS], calls: u32, failures: u32, slow: u32) -> bool {
-        let threshold = Rate::from_ppm(words[0] as u32);
-        let slow_threshold = Rate::from_ppm((words[0] >> 32) as u32);
+        let threshold = Rate::from_ppm((words[0] & RATE_BITS) as u32);
+        let slow_threshold = Rate::from_ppm((words[0] >> SLOW_RATE_SHIFT & RATE_BITS) as u32);
         let min_calls = words[WORD_CALLS] as u32 & MIN_CALLS_BITS;
         calls >= min_calls
             && (threshold.reached_by(failures, calls)
@@ -390,8 +446,8 @@ impl Config {
         ] = words;
         Config {
             name,
-            threshold: Rate::from_ppm(rates as u32),
-            slow_threshold: Rate::from_ppm((rates >> 32) as u32),
+            threshold: Rate::from_ppm((rates & RATE_BITS) as u32),
+            slow_threshold: Rate::from_ppm((rates >> SLOW_RATE_SHIFT & RATE_BITS) as u32),
             calls: calls as u32,
             break_growth: (calls >> 32) as u16,
             break_jitter: (calls >> 48) as u16,
@@ -400,6 +456,7 @@ impl Config {
             break_duration,
             max_break_duration,
             slow_call,
+            record: (rates >> RECORD_SHIFT) as u32 & RECORD_DEFAULT,
         }
     }
 

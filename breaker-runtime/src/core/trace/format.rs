@@ -3,9 +3,25 @@
 
 use std::fmt::{self, Write};
 
-use super::{Entry, Outcome};
+use super::{Entry, Outcome, Recent, StateChange};
+use crate::core::state::State;
 
 const FIELDS: [&str; 3] = ["at_ms", "duration_ms", "outcome"];
+/// A call's fields, then a transition's own.
+const ALL_FIELDS: [&str; 5] = ["at_ms", "duration_ms", "outcome", "from", "to"];
+
+/// The state a trace spells `text`.
+fn state(text: &str) -> Option<State> {
+    [
+        State::Closed,
+        State::Open,
+        State::HalfOpen,
+        State::ForcedOpen,
+        State::Disabled,
+    ]
+    .into_iter()
+    .find(|state| state.as_str() == text)
+}
 
 /// The trace as JSON Lines: one object per call, in the order given, each line ended.
 ///
@@ -43,7 +59,9 @@ pub struct ParseError {
 /// Reads a trace: JSON Lines (each line `{"at_ms": 0, "duration_ms": 80, "outcome":
 /// "success"}`, exactly those fields, in any order) or CSV (the header `at_ms,duration_ms,outcome`,
 /// then one call a line). Blank lines are skipped; which of the two it is, the first other line
-/// says. Times must not go backwards.
+/// says. Times must not go backwards. The transitions a flight recorder writes among the calls
+/// (`{"at_ms": 5, "from": "closed", "to": "open"}`) are read and left out: [`parse_recent`]
+/// keeps them.
 ///
 /// ```
 /// use breaker_runtime::trace::{Outcome, parse};
@@ -56,29 +74,51 @@ pub struct ParseError {
 /// # Ok::<(), breaker_runtime::trace::ParseError>(())
 /// ```
 pub fn parse(text: &str) -> Result<Vec<Entry>, ParseError> {
+    parse_recent(text).map(|recent| recent.calls)
+}
+
+/// Reads a trace as [`parse`] does, keeping the transitions a flight recorder wrote among its
+/// calls ([`Recent::to_json_lines`]).
+///
+/// ```
+/// use breaker_runtime::State;
+/// use breaker_runtime::trace::parse_recent;
+///
+/// let recent = parse_recent(
+///     "{\"at_ms\": 0, \"duration_ms\": 5, \"outcome\": \"failure\"}\n\
+///      {\"at_ms\": 5, \"from\": \"closed\", \"to\": \"open\"}\n",
+/// )?;
+/// assert_eq!((recent.calls.len(), recent.changes[0].to), (1, State::Open));
+/// # Ok::<(), breaker_runtime::trace::ParseError>(())
+/// ```
+pub fn parse_recent(text: &str) -> Result<Recent, ParseError> {
     let mut lines = text
         .lines()
         .enumerate()
         .map(|(i, line)| (i + 1, line.trim()))
         .filter(|(_, line)| !line.is_empty());
+    let mut recent = Recent::default();
     let Some((first_number, first)) = lines.next() else {
-        return Ok(Vec::new());
+        return Ok(recent);
     };
-    let mut entries = Vec::new();
-    let mut push = |line: usize, entry: Entry| {
-        if let Some(last) = entries.last().map(|e: &Entry| e.at_ms) {
-            if entry.at_ms < last {
-                return Err(ParseError {
-                    line,
-                    field: Some("at_ms"),
-                    message: format!(
-                        "{} goes back in time: the line before was at {last}",
-                        entry.at_ms
-                    ),
-                });
-            }
+    let mut last = None;
+    let mut push = |line: usize, read: Line| {
+        let at_ms = match read {
+            Line::Call(entry) => entry.at_ms,
+            Line::Change(change) => change.at_ms,
+        };
+        if let Some(last) = last.filter(|last| at_ms < *last) {
+            return Err(ParseError {
+                line,
+                field: Some("at_ms"),
+                message: format!("{at_ms} goes back in time: the line before was at {last}"),
+            });
         }
-        entries.push(entry);
+        last = Some(at_ms);
+        match read {
+            Line::Call(entry) => recent.calls.push(entry),
+            Line::Change(change) => recent.changes.push(change),
+        }
         Ok(())
     };
     if first.starts_with('{') {
@@ -89,10 +129,16 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, ParseError> {
     } else {
         let order = csv_header(first_number, first)?;
         for (number, line) in lines {
-            push(number, csv_line(number, line, &order)?)?;
+            push(number, Line::Call(csv_line(number, line, &order)?))?;
         }
     }
-    Ok(entries)
+    Ok(recent)
+}
+
+/// One line of a trace.
+enum Line {
+    Call(Entry),
+    Change(StateChange),
 }
 
 fn error(line: usize, field: Option<&'static str>, message: impl fmt::Display) -> ParseError {
@@ -103,27 +149,71 @@ fn error(line: usize, field: Option<&'static str>, message: impl fmt::Display) -
     }
 }
 
-/// The three fields, as they are read before they are checked.
+/// The fields of a call or a transition, as they are read before they are checked.
 #[derive(Default)]
 struct Fields<'a> {
-    values: [Option<&'a str>; 3],
+    values: [Option<&'a str>; 5],
 }
 
 impl<'a> Fields<'a> {
     fn set(&mut self, line: usize, key: &str, value: &'a str) -> Result<(), ParseError> {
-        let Some(index) = FIELDS.iter().position(|f| *f == key) else {
+        let Some(index) = ALL_FIELDS.iter().position(|f| *f == key) else {
             return Err(error(
                 line,
                 None,
                 format_args!(
-                    "unknown field `{key}`: a call has exactly at_ms, duration_ms and outcome"
+                    "unknown field `{key}`: a call has exactly at_ms, duration_ms and outcome (a transition at_ms, from and to)"
                 ),
             ));
         };
         if self.values[index].replace(value).is_some() {
-            return Err(error(line, Some(FIELDS[index]), "given twice"));
+            return Err(error(line, Some(ALL_FIELDS[index]), "given twice"));
         }
         Ok(())
+    }
+
+    /// The call these fields make, or the transition when they name `from` or `to`.
+    fn line(&self, line: usize) -> Result<Line, ParseError> {
+        if self.values[3].is_none() && self.values[4].is_none() {
+            return self.entry(line).map(Line::Call);
+        }
+        if let Some(index) = (1..3).find(|i| self.values[*i].is_some()) {
+            return Err(error(
+                line,
+                Some(ALL_FIELDS[index]),
+                "a line is a call (at_ms, duration_ms, outcome) or a transition (at_ms, from, to), not both",
+            ));
+        }
+        let at_ms = self.entry_number(line, 0)?;
+        let state = |index: usize| {
+            let text = self.values[index]
+                .ok_or_else(|| error(line, Some(ALL_FIELDS[index]), "missing"))?;
+            state(text).ok_or_else(|| {
+                error(
+                    line,
+                    Some(ALL_FIELDS[index]),
+                    format_args!(
+                        "unknown state `{text}`: the states are closed, open, half_open, forced_open, disabled"
+                    ),
+                )
+            })
+        };
+        Ok(Line::Change(StateChange {
+            at_ms,
+            from: state(3)?,
+            to: state(4)?,
+        }))
+    }
+
+    fn entry_number(&self, line: usize, index: usize) -> Result<u64, ParseError> {
+        let text = self.values[index].ok_or_else(|| error(line, Some(FIELDS[index]), "missing"))?;
+        text.parse::<u64>().map_err(|_| {
+            error(
+                line,
+                Some(FIELDS[index]),
+                format_args!("`{text}` is not a whole number of milliseconds"),
+            )
+        })
     }
 
     fn entry(&self, line: usize) -> Result<Entry, ParseError> {
@@ -155,7 +245,7 @@ impl<'a> Fields<'a> {
 
 /// One JSON object of scalar fields: strings without escapes, or numbers (the format has
 /// nothing else, so nothing else is read).
-fn json_line(line: usize, text: &str) -> Result<Entry, ParseError> {
+fn json_line(line: usize, text: &str) -> Result<Line, ParseError> {
     let malformed = |what: &str| {
         error(
             line,
@@ -198,7 +288,7 @@ fn json_line(line: usize, text: &str) -> Result<Entry, ParseError> {
             return Err(malformed("a `,` must separate the fields"));
         }
     }
-    fields.entry(line)
+    fields.line(line)
 }
 
 /// A string at the start of `text`, and what follows it; `None` when it is not closed or holds

@@ -25,19 +25,23 @@
 //! [`Breaker::start_trace`]: crate::Breaker::start_trace
 //! [`Breaker::trace`]: crate::Breaker::trace
 
+pub(crate) mod flight;
 mod format;
 pub(crate) mod recording;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use breaker_options::Window;
+use breaker_options::{ConfigError, Record, Settings, Window};
 use tokio::time::Instant;
 
 use crate::base::clock::{self, Nanos};
+use crate::core::state::State;
 use crate::core::window::TimeWindow;
 
-pub use format::{ParseError, parse, to_json_lines};
+pub use format::{ParseError, parse, parse_recent, to_json_lines};
 
 /// One call of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -220,5 +224,134 @@ impl Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits::DEFAULT
+    }
+}
+
+/// The process's default `record`, as nanoseconds (0 for off), or `UNSET`.
+static DEFAULT_RECORD: AtomicU64 = AtomicU64::new(UNSET);
+const UNSET: u64 = u64::MAX;
+
+/// Sets what the flight recorder keeps for every breaker whose options name no `record`
+/// ([`Record::DEFAULT`], the last 10 minutes, until this is called). Read when a breaker is
+/// built (a guarded fn's breaker at its first call): call it at the start of `main`. A value
+/// the option would refuse (under a second, over 30 days) is refused here, and the default
+/// stays.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::trace::{default_record, set_default_record};
+/// use breaker_runtime::{Breaker, Config, Record};
+///
+/// set_default_record(Record::Last(Duration::from_secs(1_800)))?;
+/// assert_eq!(default_record(), Record::Last(Duration::from_secs(1_800)));
+/// let breaker = Breaker::new(Config::default());
+/// assert_eq!(breaker.config().record(), Some(Record::Last(Duration::from_secs(1_800))));
+/// assert!(set_default_record(Record::Last(Duration::from_millis(10))).is_err());
+/// # Ok::<(), breaker_runtime::ConfigError>(())
+/// ```
+pub fn set_default_record(record: Record) -> Result<(), ConfigError> {
+    Settings {
+        record: Some(record),
+        ..Settings::DEFAULT
+    }
+    .check()?;
+    let nanos = match record {
+        Record::Off => 0,
+        Record::Last(span) => clock::duration_nanos(span),
+    };
+    DEFAULT_RECORD.store(nanos, Ordering::Relaxed);
+    Ok(())
+}
+
+/// What the flight recorder keeps for a breaker whose options name no `record`.
+pub fn default_record() -> Record {
+    match DEFAULT_RECORD.load(Ordering::Relaxed) {
+        // The models of the concurrent core check the recorder on its own: a breaker of theirs
+        // with 20 000 modelled atomics in its ring would take loom's search out of reach.
+        UNSET if cfg!(breaker_loom) => Record::Off,
+        UNSET => Record::DEFAULT,
+        0 => Record::Off,
+        nanos => Record::Last(Duration::from_nanos(nanos)),
+    }
+}
+
+/// What a breaker's flight recorder kept ([`Breaker::recent`](crate::Breaker::recent)): its
+/// recent calls, and its own transitions over the same span, on one time line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recent {
+    /// The calls, in the order they were admitted.
+    pub calls: Vec<Entry>,
+    /// The breaker's transitions, in order.
+    pub changes: Vec<StateChange>,
+}
+
+impl Recent {
+    /// The calls and transitions as JSON Lines, in time order (a transition after the calls
+    /// admitted in its millisecond): what `GET {name}/trace?last=` answers, and what
+    /// [`parse`] reads back (its calls) and [`parse_recent`] (both).
+    ///
+    /// ```
+    /// use breaker_runtime::State;
+    /// use breaker_runtime::trace::{Entry, Outcome, Recent, StateChange};
+    ///
+    /// let recent = Recent {
+    ///     calls: vec![Entry { at_ms: 0, duration_ms: 5, outcome: Outcome::Failure }],
+    ///     changes: vec![StateChange { at_ms: 5, from: State::Closed, to: State::Open }],
+    /// };
+    /// assert_eq!(
+    ///     recent.to_json_lines(),
+    ///     "{\"at_ms\": 0, \"duration_ms\": 5, \"outcome\": \"failure\"}\n\
+    ///      {\"at_ms\": 5, \"from\": \"closed\", \"to\": \"open\"}\n",
+    /// );
+    /// ```
+    pub fn to_json_lines(&self) -> String {
+        let mut text = String::new();
+        for line in self.lines() {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Each line of [`to_json_lines`](Self::to_json_lines), without its end, made as it is
+    /// asked for.
+    pub fn lines(&self) -> impl Iterator<Item = String> + '_ {
+        let mut calls = self.calls.iter().peekable();
+        let mut changes = self.changes.iter().peekable();
+        std::iter::from_fn(move || {
+            let call_first = match (calls.peek(), changes.peek()) {
+                (Some(call), Some(change)) => call.at_ms <= change.at_ms,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => return None,
+            };
+            if call_first {
+                calls.next().map(ToString::to_string)
+            } else {
+                changes.next().map(ToString::to_string)
+            }
+        })
+    }
+}
+
+/// One transition of a breaker, as its flight recorder kept it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateChange {
+    /// When, in milliseconds on the trace's time line.
+    pub at_ms: u64,
+    /// The state it left.
+    pub from: State,
+    /// The state it entered.
+    pub to: State,
+}
+
+impl fmt::Display for StateChange {
+    /// The transition's JSON line, without the line's end.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            r#"{{"at_ms": {}, "from": "{}", "to": "{}"}}"#,
+            self.at_ms, self.from, self.to
+        )
     }
 }
