@@ -146,6 +146,15 @@ pub(super) fn unknown_breaker(name: &str) -> String {
     }
 }
 
+/// Whether the request carries `Authorization: Bearer <token>`, compared in constant time.
+pub(super) fn bears(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .is_some_and(|offered| same(offered.as_bytes(), token.as_bytes()))
+}
+
 /// Whether two byte strings are equal, in a time that depends on their lengths only, not on
 /// where they first differ: a wrong token's answer says nothing about the right one.
 fn same(offered: &[u8], expected: &[u8]) -> bool {

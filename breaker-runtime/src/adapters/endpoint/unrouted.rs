@@ -33,7 +33,9 @@ pub(super) async fn wrong_method(method: Method, uri: Uri) -> Response {
         Some("inject") => {
             "`POST` with {\"fail\": \"10%\", \"for\": \"5m\"} to inject faults and `DELETE` to stop them"
         }
-        Some("trace") => "`GET`: the calls recorded since `trace_start`, as JSON Lines",
+        Some("trace") => {
+            "`GET`: the calls recorded since `trace_start`, as JSON Lines; `?last=5m`: the flight recorder's last five minutes"
+        }
         Some(_) => "`POST`, with no body: an operator's command",
         _ => "`GET`: snapshots as JSON (`Accept: text/html` for the page)",
     };
