@@ -5,32 +5,14 @@
 
 use std::time::Duration;
 
-use breaker_runtime::trace::{Entry, Outcome, StateChange, parse, parse_recent};
+use breaker_runtime::trace::{Outcome, StateChange, parse, parse_recent};
 use breaker_runtime::{Breaker, Config, Mode, Record, State, Verdict};
 use tokio::time::{advance, sleep};
 
-const MS: Duration = Duration::from_millis(1);
+#[path = "support/calls.rs"]
+mod calls;
 
-fn entry(at_ms: u64, duration_ms: u64, outcome: Outcome) -> Entry {
-    Entry {
-        at_ms,
-        duration_ms,
-        outcome,
-    }
-}
-
-async fn answer(breaker: &Breaker, ms: u64, ok: bool) {
-    let _ = breaker
-        .call(async move {
-            sleep(MS * ms as u32).await;
-            if ok {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("down"))
-            }
-        })
-        .await;
-}
+use calls::{MS, answer, entry};
 
 const HOUR: Duration = Duration::from_secs(3_600);
 

@@ -2,34 +2,14 @@
 //! shadow-mode trace holds, the bounds, and starting and stopping it live. (Its own binary: a
 //! trace installs a call observer, which makes every breaker of the process time its calls.)
 
-use std::time::Duration;
-
-use breaker_runtime::trace::{Entry, Limits, Outcome};
+use breaker_runtime::trace::{Limits, Outcome};
 use breaker_runtime::{Breaker, Config, Mode, State, Verdict};
 use tokio::time::{advance, sleep};
 
-const MS: Duration = Duration::from_millis(1);
+#[path = "support/calls.rs"]
+mod calls;
 
-fn entry(at_ms: u64, duration_ms: u64, outcome: Outcome) -> Entry {
-    Entry {
-        at_ms,
-        duration_ms,
-        outcome,
-    }
-}
-
-async fn answer(breaker: &Breaker, ms: u64, ok: bool) {
-    let _ = breaker
-        .call(async move {
-            sleep(MS * ms as u32).await;
-            if ok {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("down"))
-            }
-        })
-        .await;
-}
+use calls::{MS, answer, entry};
 
 #[tokio::test(start_paused = true)]
 async fn each_call_is_recorded_when_admitted_with_its_duration_and_outcome() {
