@@ -154,7 +154,8 @@ struct Cold {
 impl Breaker {
     /// A closed breaker with an empty window.
     pub fn new(config: Config) -> Breaker {
-        let config = config.with_record_resolved(crate::core::trace::default_record());
+        let config =
+            config.with_record_resolved(crate::core::config::default_record::default_record());
         let mut start = Word::new(0, State::Closed);
         if config.mode() == Mode::Shadow {
             start = Word(start.0 | Word::SHADOW_BIT);

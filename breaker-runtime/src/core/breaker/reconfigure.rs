@@ -246,7 +246,7 @@ impl Breaker {
         source: ConfigSource,
     ) -> Result<Reconfigured, ConfigError> {
         // A configuration that names no `record` means the process's default, as when built.
-        let next = next.with_record_resolved(crate::core::trace::default_record());
+        let next = next.with_record_resolved(crate::core::config::default_record::default_record());
         let before = self.config.settled();
         let word = self.word();
         let now = clock::now();

@@ -228,7 +228,7 @@ impl ConfigBuilder {
         // A `record` not set is the process's default as it is now, so that the configuration
         // says what a breaker built from it will keep.
         Ok(Config::__checked(name, settings)
-            .with_record_resolved(crate::core::trace::default_record()))
+            .with_record_resolved(crate::core::config::default_record::default_record()))
     }
 
     /// The settings with the values kept as given converted; `whole` for a configuration of

@@ -19,6 +19,8 @@ mod builder;
 
 pub use builder::ConfigBuilder;
 
+pub(crate) mod default_record;
+
 /// A breaker's validated configuration. Build one with [`Config::builder`]; the defaults are
 /// those of the `#[circuit_breaker]` attribute.
 ///
@@ -213,13 +215,17 @@ impl Config {
         }
     }
 
-    /// The settings this configuration was built from, its name aside.
+    /// The settings this configuration was built from, its name aside, with the defaults the
+    /// builder filled in said (`min_calls` the window's, `record` the process's).
     ///
     /// ```
-    /// use breaker_runtime::{Config, Settings};
+    /// use breaker_runtime::{Config, Record, Settings};
     ///
     /// let config = Config::builder().probes(3).build().unwrap();
-    /// assert_eq!(config.settings(), Settings { probes: 3, min_calls: Some(20), ..Settings::DEFAULT });
+    /// assert_eq!(
+    ///     config.settings(),
+    ///     Settings { probes: 3, min_calls: Some(20), record: Some(Record::DEFAULT), ..Settings::DEFAULT },
+    /// );
     /// ```
     pub fn settings(&self) -> Settings {
         Settings {
