@@ -164,8 +164,9 @@ impl fmt::Debug for Config {
 }
 
 impl Default for Config {
+    /// The defaults, as [`Config::builder`] builds them (`record` the process's default now).
     fn default() -> Self {
-        Config::DEFAULT
+        Config::DEFAULT.with_record_resolved(default_record::default_record())
     }
 }
 
