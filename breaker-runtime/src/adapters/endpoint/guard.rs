@@ -37,10 +37,7 @@ impl Asked<'_> {
                 "operator commands are off: configure a token (Endpoint::token)",
             )));
         };
-        let offered = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "));
+        let offered = bearer(headers);
         let told = "a command needs `Authorization: Bearer <token>`";
         match offered {
             None => {
@@ -148,11 +145,15 @@ pub(super) fn unknown_breaker(name: &str) -> String {
 
 /// Whether the request carries `Authorization: Bearer <token>`, compared in constant time.
 pub(super) fn bears(headers: &HeaderMap, token: &str) -> bool {
+    bearer(headers).is_some_and(|offered| same(offered.as_bytes(), token.as_bytes()))
+}
+
+/// The token of the request's `Authorization: Bearer` header, if it has one.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
-        .is_some_and(|offered| same(offered.as_bytes(), token.as_bytes()))
 }
 
 /// Whether two byte strings are equal, in a time that depends on their lengths only, not on

@@ -74,35 +74,13 @@ pub(super) async fn get(
 
 /// The recorder's lines, a chunk at a time, each made as the client reads.
 fn streamed(recent: Recent) -> Body {
-    let chunks =
-        futures_util::stream::unfold((recent, 0, 0), |(recent, calls, changes)| async move {
-            let mut chunk = String::new();
-            let (mut c, mut t) = (calls, changes);
-            for _ in 0..CHUNK {
-                // In time order, a transition after the calls of its millisecond, as `lines` writes.
-                let call = recent.calls.get(c);
-                let change = recent.changes.get(t);
-                match (call, change) {
-                    (Some(call), Some(change)) if call.at_ms <= change.at_ms => {
-                        chunk += &format!("{call}\n");
-                        c += 1;
-                    }
-                    (_, Some(change)) => {
-                        chunk += &format!("{change}\n");
-                        t += 1;
-                    }
-                    (Some(call), None) => {
-                        chunk += &format!("{call}\n");
-                        c += 1;
-                    }
-                    (None, None) => break,
-                }
-            }
-            if chunk.is_empty() {
-                return None;
-            }
-            Some((Ok::<_, std::convert::Infallible>(chunk), (recent, c, t)))
-        });
+    let chunks = futures_util::stream::unfold(recent.into_lines(), |mut lines| async move {
+        let chunk: String = lines.by_ref().take(CHUNK).map(|line| line + "\n").collect();
+        if chunk.is_empty() {
+            return None;
+        }
+        Some((Ok::<_, std::convert::Infallible>(chunk), lines))
+    });
     Body::from_stream(chunks)
 }
 

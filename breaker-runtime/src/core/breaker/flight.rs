@@ -15,6 +15,15 @@ use crate::core::window::Outcome as Judged;
 
 const MILLI: Nanos = 1_000_000;
 
+/// The marks of a state word whose recorder keeps calls, by its clock.
+fn marks(flight: &Flight) -> u64 {
+    if flight.coarse() {
+        Word::FLIGHT_BIT | Word::FLIGHT_COARSE_BIT
+    } else {
+        Word::FLIGHT_BIT
+    }
+}
+
 impl Breaker {
     /// The calls of the last `last` (at most the span `record` keeps, and at most the last
     /// 20 000 calls), and the breaker's transitions over them, from its flight recorder: what
@@ -87,10 +96,15 @@ impl Breaker {
         }
     }
 
-    /// The recorder, while it keeps calls.
+    /// The recorder, once allocated (it may be off since).
     #[inline]
     pub(super) fn flight(&self) -> Option<&Flight> {
         self.outside.get()?.flight.get().map(|f| &**f)
+    }
+
+    /// The recorder, while it keeps calls.
+    fn flight_on(&self) -> Option<&Flight> {
+        self.flight().filter(|_| self.word().flight())
     }
 
     /// Allocates the recorder, on the first call that finds it wanted, and marks the word so
@@ -108,12 +122,8 @@ impl Breaker {
             let epoch = trace::began(self.config.window(), clock::reading(coarse));
             Box::new(Flight::new(epoch, coarse))
         });
-        let mut bits = Word::FLIGHT_BIT;
-        if flight.coarse() {
-            bits |= Word::FLIGHT_COARSE_BIT;
-        }
         // Under the lock, as every mark is; the open circuit's lock-free swap retries.
-        self.state.fetch_or(bits, Ordering::Release);
+        self.state.fetch_or(marks(flight), Ordering::Release);
         self.state
             .fetch_and(!Word::FLIGHT_PENDING_BIT, Ordering::Release);
     }
@@ -129,11 +139,7 @@ impl Breaker {
             }
             Record::Last(_) => match self.flight() {
                 Some(flight) => {
-                    let mut bits = Word::FLIGHT_BIT;
-                    if flight.coarse() {
-                        bits |= Word::FLIGHT_COARSE_BIT;
-                    }
-                    self.state.fetch_or(bits, Ordering::Release);
+                    self.state.fetch_or(marks(flight), Ordering::Release);
                 }
                 None => {
                     self.state
@@ -153,8 +159,10 @@ impl Breaker {
         } else {
             word
         };
-        if let Some(flight) = self.flight().filter(|_| word.flight()) {
-            flight.add(clock::reading(flight.coarse()), 0, Outcome::Rejected);
+        if word.flight() {
+            if let Some(flight) = self.flight() {
+                flight.add(clock::reading(flight.coarse()), 0, Outcome::Rejected);
+            }
         }
     }
 
@@ -168,7 +176,7 @@ impl Breaker {
         ending: Ending,
         judged: Option<Judged>,
     ) {
-        let Some(flight) = self.flight().filter(|_| self.word().flight()) else {
+        let Some(flight) = self.flight_on() else {
             return;
         };
         let outcome = match ending {
@@ -186,20 +194,16 @@ impl Breaker {
 
     /// Keeps a transition, if the recorder runs.
     pub(super) fn record_transition(&self, at: Nanos, from: State, to: State) {
-        if let Some(flight) = self.flight().filter(|_| self.word().flight()) {
+        if let Some(flight) = self.flight_on() {
             flight.transition(at, from, to);
         }
     }
 
-    /// The reading that ends a call timed at its start by
-    /// [`start_clock_for`](Self::start_clock_for): the same clock.
+    /// The reading that ends a call [`start_clock_for`](Self::start_clock_for) timed for the
+    /// recorder alone: on the recorder's clock, as its start was.
     #[inline]
-    pub(super) fn end_clock(&self) -> Nanos {
-        if self.config.slow_call_nanos() > 0 || crate::core::breaker::observer::installed() {
-            clock::now()
-        } else {
-            clock::reading(self.flight().is_some_and(Flight::coarse))
-        }
+    pub(super) fn flight_end_clock(&self) -> Nanos {
+        clock::reading(self.flight().is_some_and(Flight::coarse))
     }
 
     /// Bytes on the heap behind the recorder.

@@ -78,7 +78,7 @@ impl Breaker {
             let ended = if precise {
                 clock::now()
             } else {
-                self.end_clock()
+                self.flight_end_clock()
             };
             (ended, ended.saturating_sub(started))
         });

@@ -17,7 +17,7 @@
 //! The breaker's own transitions are kept beside them, under a lock: they are rare.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::base::clock::Nanos;
 use crate::base::sync::{AtomicU64, Ordering};
@@ -158,10 +158,7 @@ impl Flight {
 
     /// Keeps a transition of the breaker, at `at`.
     pub(crate) fn transition(&self, at: Nanos, from: State, to: State) {
-        let mut kept = self
-            .transitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut kept = self.kept_transitions();
         if kept.len() >= TRANSITIONS {
             kept.pop_front();
         }
@@ -213,11 +210,15 @@ impl Flight {
 
     /// The transitions at `since` or later, oldest first.
     pub(crate) fn transitions(&self, since: Nanos) -> Vec<Moved> {
-        let kept = self
-            .transitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let kept = self.kept_transitions();
         kept.iter().filter(|m| m.at >= since).copied().collect()
+    }
+
+    fn kept_transitions(&self) -> MutexGuard<'_, VecDeque<Moved>> {
+        // Every statement under the lock leaves the ring whole.
+        self.transitions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Bytes on the heap: the shards written so far, and the transitions' ring.
@@ -228,12 +229,7 @@ impl Flight {
             .filter_map(|s| s.slots.get())
             .map(|slots| slots.len() * BYTES_PER_CALL)
             .sum();
-        let transitions = self
-            .transitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .capacity()
-            * size_of::<Moved>();
+        let transitions = self.kept_transitions().capacity() * size_of::<Moved>();
         shards + transitions
     }
 }

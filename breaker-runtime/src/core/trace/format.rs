@@ -184,10 +184,9 @@ impl<'a> Fields<'a> {
                 "a line is a call (at_ms, duration_ms, outcome) or a transition (at_ms, from, to), not both",
             ));
         }
-        let at_ms = self.entry_number(line, 0)?;
+        let at_ms = self.millis(line, 0)?;
         let state = |index: usize| {
-            let text = self.values[index]
-                .ok_or_else(|| error(line, Some(ALL_FIELDS[index]), "missing"))?;
+            let text = self.field(line, index)?;
             state(text).ok_or_else(|| {
                 error(
                     line,
@@ -205,34 +204,29 @@ impl<'a> Fields<'a> {
         }))
     }
 
-    fn entry_number(&self, line: usize, index: usize) -> Result<u64, ParseError> {
-        let text = self.values[index].ok_or_else(|| error(line, Some(FIELDS[index]), "missing"))?;
+    /// The field at `index` of [`ALL_FIELDS`], or the error that says it is missing.
+    fn field(&self, line: usize, index: usize) -> Result<&'a str, ParseError> {
+        self.values[index].ok_or_else(|| error(line, Some(ALL_FIELDS[index]), "missing"))
+    }
+
+    /// The field at `index` as whole milliseconds.
+    fn millis(&self, line: usize, index: usize) -> Result<u64, ParseError> {
+        let text = self.field(line, index)?;
         text.parse::<u64>().map_err(|_| {
             error(
                 line,
-                Some(FIELDS[index]),
+                Some(ALL_FIELDS[index]),
                 format_args!("`{text}` is not a whole number of milliseconds"),
             )
         })
     }
 
     fn entry(&self, line: usize) -> Result<Entry, ParseError> {
-        let field = |index: usize| {
-            self.values[index].ok_or_else(|| error(line, Some(FIELDS[index]), "missing"))
-        };
-        let number = |index: usize| {
-            let text = field(index)?;
-            text.parse::<u64>().map_err(|_| {
-                error(
-                    line,
-                    Some(FIELDS[index]),
-                    format_args!("`{text}` is not a whole number of milliseconds"),
-                )
-            })
-        };
-        let at_ms = number(0)?;
-        let duration_ms = number(1)?;
-        let outcome = field(2)?
+        // In the fields' order, so the first at fault is the one named.
+        let at_ms = self.millis(line, 0)?;
+        let duration_ms = self.millis(line, 1)?;
+        let outcome = self
+            .field(line, 2)?
             .parse::<Outcome>()
             .map_err(|unknown| error(line, Some("outcome"), unknown))?;
         Ok(Entry {

@@ -266,22 +266,36 @@ impl Recent {
     /// Each line of [`to_json_lines`](Self::to_json_lines), without its end, made as it is
     /// asked for.
     pub fn lines(&self) -> impl Iterator<Item = String> + '_ {
-        let mut calls = self.calls.iter().peekable();
-        let mut changes = self.changes.iter().peekable();
-        std::iter::from_fn(move || {
-            let call_first = match (calls.peek(), changes.peek()) {
-                (Some(call), Some(change)) => call.at_ms <= change.at_ms,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => return None,
-            };
-            if call_first {
-                calls.next().map(ToString::to_string)
-            } else {
-                changes.next().map(ToString::to_string)
-            }
-        })
+        in_time_order(self.calls.iter().copied(), self.changes.iter().copied())
     }
+
+    /// [`lines`](Self::lines), owning what it reads: for an answer streamed after the reading.
+    pub(crate) fn into_lines(self) -> impl Iterator<Item = String> + Send + 'static {
+        in_time_order(self.calls.into_iter(), self.changes.into_iter())
+    }
+}
+
+/// The lines of calls and transitions, each list in time order, merged in time order: a
+/// transition after the calls admitted in its millisecond.
+fn in_time_order(
+    calls: impl Iterator<Item = Entry>,
+    changes: impl Iterator<Item = StateChange>,
+) -> impl Iterator<Item = String> {
+    let mut calls = calls.peekable();
+    let mut changes = changes.peekable();
+    std::iter::from_fn(move || {
+        let call_first = match (calls.peek(), changes.peek()) {
+            (Some(call), Some(change)) => call.at_ms <= change.at_ms,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        if call_first {
+            calls.next().map(|call| call.to_string())
+        } else {
+            changes.next().map(|change| change.to_string())
+        }
+    })
 }
 
 /// One transition of a breaker, as its flight recorder kept it.
