@@ -270,6 +270,7 @@ impl Recent {
     }
 
     /// [`lines`](Self::lines), owning what it reads: for an answer streamed after the reading.
+    #[cfg(feature = "http-endpoint")]
     pub(crate) fn into_lines(self) -> impl Iterator<Item = String> + Send + 'static {
         in_time_order(self.calls.into_iter(), self.changes.into_iter())
     }
