@@ -86,6 +86,7 @@
 //! | `serde` | `Serialize` for snapshots, states and configurations; `Deserialize` for a [`Config`] spelled as in the attribute (`{ "threshold": "50%", "window": "30s" }`) |
 //! | `config-file` | [`config_file::ConfigFile`](crate::config_file): options of live breakers from a TOML (or JSON) file, one table per breaker, applied whole or not at all and watched for changes |
 //! | `test-util` | [`testing::isolated`](crate::testing): a test's own breakers, so tests of one guarded fn do not fail each other |
+//! | `simulation` | [`simulation::SimulatedClock`](crate::simulation): a thread's breaker clock set by hand, so recorded traffic replays as fast as the machine goes (what `breaker-replay` runs on); never needed by a service |
 //!
 //! # Semantics in brief
 //!
@@ -157,6 +158,9 @@ mod fallback;
 mod outcome;
 mod policy;
 mod registry;
+#[cfg(all(feature = "simulation", not(breaker_loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
+pub mod simulation;
 #[cfg(feature = "test-util")]
 pub mod testing;
 

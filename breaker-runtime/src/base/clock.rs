@@ -34,10 +34,29 @@ fn origin() -> Instant {
     })
 }
 
-/// The current reading of tokio's clock.
+/// The current reading of tokio's clock, or of this thread's simulated clock while one runs.
 #[cfg(not(breaker_loom))]
+#[inline]
 pub(crate) fn now() -> Nanos {
+    #[cfg(feature = "simulation")]
+    if let Some(now) = simulated() {
+        return now;
+    }
     to_nanos(Instant::now())
+}
+
+#[cfg(all(feature = "simulation", not(breaker_loom)))]
+std::thread_local! {
+    /// The simulated clock's reading on this thread ([`crate::simulation`]), or 0 while none
+    /// runs: a reading is at least 1.
+    pub(crate) static SIMULATED: std::cell::Cell<Nanos> = const { std::cell::Cell::new(0) };
+}
+
+/// This thread's simulated reading, while a simulated clock runs on it.
+#[cfg(all(feature = "simulation", not(breaker_loom)))]
+#[inline]
+pub(crate) fn simulated() -> Option<Nanos> {
+    Some(SIMULATED.with(std::cell::Cell::get)).filter(|&now| now != 0)
 }
 
 /// Under loom there is no tokio clock to pause: model checks set the time by hand.
@@ -82,6 +101,11 @@ fn coarse_nanos() -> Nanos {
 #[cfg(not(breaker_loom))]
 pub(crate) fn anchor_coarse() -> bool {
     use tokio::runtime::{Handle, RuntimeFlavor};
+    // A simulated clock is set by hand, like a paused one.
+    #[cfg(feature = "simulation")]
+    if simulated().is_some() {
+        return false;
+    }
     if Handle::try_current().is_ok_and(|rt| rt.runtime_flavor() == RuntimeFlavor::CurrentThread) {
         return false;
     }
