@@ -9,7 +9,7 @@ use breaker_replay::{parse_options, read_trace, report, svg, table};
 
 const RULES: &str = "\
 Each call of the trace is admitted at its recorded time and runs for its recorded duration
-through the real breaker, on a paused clock. success, healthy and slow answer (the candidate's
+through the real breaker, on a simulated clock. success, healthy and slow answer (the candidate's
 slow_call judges slowness); failure fails; timeout ran at least its duration without an answer:
 a candidate timeout within it times the call out there, a longer one (or none) fails it at its
 duration; ignored records nothing. A call recorded as rejected that the candidate admits is

@@ -1,16 +1,23 @@
-//! The trace driven through a real [`Breaker`] on tokio's paused clock: each call admitted at
-//! its recorded time, running for its recorded duration, and ending as recorded, so that the
-//! runtime's own admission, timeout, slow-call and probe rules decide everything.
+//! The trace driven through a real [`Breaker`] on a simulated clock: each call admitted at its
+//! recorded time and ended at its recorded end (or the candidate's timeout), so that the
+//! runtime's own admission, window, slow-call and probe rules decide everything.
+//!
+//! No runtime, task or timer: one thread moves the breaker's clock
+//! ([`SimulatedClock`]) from one instant of the trace to the next, admits calls through the
+//! permit API and ends them in the order they end, tens of millions of calls a second.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use breaker_runtime::simulation::{ClockTaken, SimulatedClock};
 use breaker_runtime::trace::{Entry, Outcome, bucket_start};
-use breaker_runtime::{Breaker, Config, OwnedPermit, Record, State, Verdict, Window};
-use tokio::task::JoinSet;
-use tokio::time::{Instant, sleep_until};
+use breaker_runtime::{Breaker, Config, Permit, Record, State, Window};
+use tokio::time::Instant;
+
+mod running;
+
+use running::Running;
 
 /// What the replayed breaker did, call by call and state by state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +68,7 @@ pub enum Ending {
 }
 
 /// The longest trace a replay takes, from its start to its last call's end: a year, in
-/// milliseconds. (tokio's timers reach about two.)
+/// milliseconds.
 pub const MAX_SPAN_MS: u64 = 365 * 24 * 3_600_000;
 
 /// Why a replay could not run.
@@ -77,15 +84,16 @@ pub enum ReplayError {
         /// When it ends.
         end_ms: u64,
     },
-    /// The runtime it runs on could not be built.
-    #[error("cannot start the replay's runtime: {0}")]
-    Runtime(#[from] std::io::Error),
+    /// The thread it was asked to run on already runs a simulation.
+    #[error("cannot replay: {0}")]
+    Clock(#[from] ClockTaken),
     /// The thread it ran on stopped without an answer.
     #[error("the replay's thread stopped without an answer")]
     Thread,
 }
 
-/// Replays `trace` through a breaker built with `config`, on a paused clock of its own.
+/// Replays `trace` through a breaker built with `config`, on a simulated clock of its own
+/// (on the calling thread, which must not run another).
 ///
 /// A call ends as recorded, except where the candidate decides otherwise:
 ///
@@ -100,7 +108,8 @@ pub enum ReplayError {
 ///
 /// Calls that end in the same millisecond as others start are recorded first: times are
 /// rounded down and durations up, so a recorded end never comes before the real one, and a call
-/// starting in that millisecond started after it.
+/// starting in that millisecond started after it. Calls that end in the same millisecond are
+/// recorded in the order they were admitted.
 ///
 /// ```
 /// use breaker_runtime::trace::parse;
@@ -127,57 +136,52 @@ pub fn replay(trace: &[Entry], config: &Config) -> Result<Replay, ReplayError> {
             end_ms,
         });
     }
-    // A runtime of its own, on a thread of its own: it may be called from inside another
-    // runtime, and several candidates replay at once.
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_time()
-                    .start_paused(true)
-                    .build()?;
-                let local = tokio::task::LocalSet::new();
-                Ok(local.block_on(&runtime, drive(trace, config.clone())))
-            })
-            .join()
-            .map_err(|_| ReplayError::Thread)?
-    })
+    let mut clock = SimulatedClock::start()?;
+    Ok(drive(trace, config, &mut clock))
 }
 
-/// Replays `trace` under each configuration, all at once (a thread each, up to the machine's
-/// parallelism), answering in the order given.
+/// Replays `trace` under each configuration, spread over the machine's cores (a thread each,
+/// taking the next candidate as it finishes one), answering in the order given.
 pub fn replay_all(trace: &[Entry], configs: &[Config]) -> Result<Vec<Replay>, ReplayError> {
-    let width = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut replays = Vec::with_capacity(configs.len());
-    for chunk in configs.chunks(width.max(1)) {
-        let answers: Vec<Result<Replay, ReplayError>> = std::thread::scope(|scope| {
-            let running: Vec<_> = chunk
-                .iter()
-                .map(|config| scope.spawn(move || replay(trace, config)))
-                .collect();
-            running
-                .into_iter()
-                .map(|handle| handle.join().unwrap_or(Err(ReplayError::Thread)))
-                .collect()
-        });
-        for answer in answers {
-            replays.push(answer?);
+    let width = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(configs.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Result<Replay, ReplayError>>>> =
+        configs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..width {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                    let Some(config) = configs.get(i) else { break };
+                    let answer = replay(trace, config);
+                    *done[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+                }
+            });
         }
-    }
-    Ok(replays)
+    });
+    done.into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+                .unwrap_or(Err(ReplayError::Thread))
+        })
+        .collect()
 }
 
-async fn drive(trace: &[Entry], config: Config) -> Replay {
-    let timeout = config.timeout();
-    let start = begin(config.window()).await;
+fn drive(trace: &[Entry], config: &Config, clock: &mut SimulatedClock) -> Replay {
+    let timeout_ms = config.timeout().map(ceil_ms);
+    let start = begin(config.window(), clock);
     // The replayed breaker keeps no flight record: the trace is the record, and a candidate's
     // replay should cost what its judgement costs.
     let config = config
         .to_builder()
         .record(Record::Off)
         .build()
-        .unwrap_or(config);
-    let breaker = Arc::new(Breaker::new(config));
+        .unwrap_or_else(|_| config.clone());
+    let breaker = Breaker::new(config);
     let seen: Arc<Mutex<Vec<(Instant, State, State)>>> = Arc::default();
     let sink = Arc::clone(&seen);
     let _subscription = breaker.on_transition(move |t| {
@@ -185,42 +189,33 @@ async fn drive(trace: &[Entry], config: Config) -> Replay {
             .unwrap_or_else(PoisonError::into_inner)
             .push((t.at, t.from, t.to));
     });
-    let fates = Rc::new(RefCell::new(vec![Fate::Rejected; trace.len()]));
-    let mut running = JoinSet::new();
-    let mut index = 0;
-    while index < trace.len() {
-        let now_ms = trace[index].at_ms;
-        sleep_until(at(start, now_ms)).await;
-        // The calls that end at this instant were woken with this task: they record first.
-        tokio::task::yield_now().await;
-        while running.try_join_next().is_some() {}
-        while let Some(entry) = trace.get(index).filter(|e| e.at_ms == now_ms) {
-            let Ok(permit) = breaker.try_acquire_owned() else {
-                index += 1;
-                continue;
-            };
-            if entry.outcome == Outcome::Rejected {
-                // Unused, the permit counts as cancelled: nothing is recorded.
-                drop(permit);
-                fates.borrow_mut()[index] = Fate::Unknown;
-                index += 1;
-                continue;
-            }
-            let fate = Rc::clone(&fates);
-            let call = run(permit, *entry, start, timeout);
-            if entry.duration_ms == 0 {
-                // Ends at once: recorded before the next call of this instant is admitted.
-                fates.borrow_mut()[index] = Fate::Ran(call.await);
-            } else {
-                running.spawn_local(async move {
-                    let ending = call.await;
-                    fate.borrow_mut()[index] = Fate::Ran(ending);
-                });
-            }
-            index += 1;
+    let mut fates = vec![Fate::Rejected; trace.len()];
+    let mut running = Running::default();
+    let mut line = Timeline { clock, now_ms: 0 };
+    for (index, entry) in trace.iter().enumerate() {
+        // The clock never goes back: a call out of order is admitted when the one before it was.
+        let now_ms = line.now_ms.max(entry.at_ms);
+        // The calls that end by this instant are recorded first.
+        end_until(&mut running, now_ms, &mut line, &mut fates);
+        line.to(now_ms);
+        let Ok(permit) = breaker.try_acquire() else {
+            continue;
+        };
+        if entry.outcome == Outcome::Rejected {
+            // Unused, the permit counts as cancelled: nothing is recorded.
+            drop(permit);
+            fates[index] = Fate::Unknown;
+            continue;
+        }
+        let (after_ms, ending) = how_it_ends(entry, timeout_ms);
+        if after_ms == 0 {
+            // Ends at once: recorded before the next call of this instant is admitted.
+            fates[index] = end(permit, ending);
+        } else {
+            running.push(now_ms.saturating_add(after_ms), index, permit, ending);
         }
     }
-    while running.join_next().await.is_some() {}
+    end_until(&mut running, u64::MAX, &mut line, &mut fates);
     let end_ms = trace
         .iter()
         .map(|e| e.at_ms.saturating_add(e.duration_ms))
@@ -237,7 +232,6 @@ async fn drive(trace: &[Entry], config: Config) -> Replay {
             to,
         })
         .collect();
-    let fates = fates.borrow().clone();
     Replay {
         changes,
         fates,
@@ -245,71 +239,83 @@ async fn drive(trace: &[Entry], config: Config) -> Replay {
     }
 }
 
-/// Where the replay's clock counts the trace from. A time window's buckets have their edges
-/// fixed on the process's clock, and a breaker's trace counts from one
-/// ([`bucket_start`](breaker_runtime::trace::bucket_start)): the replay starts at one too, so
-/// that each call falls in the bucket it fell in when recorded. At the first whole millisecond
-/// of the runtime's timers at or after the edge: a timer fires on one, and a call recorded at
-/// `at_ms` was admitted within the millisecond that follows.
-async fn begin(window: Window) -> Instant {
-    let grid = Instant::now();
-    let Window::Time(span) = window else {
-        return grid;
-    };
-    // The edge before `grid + span` is after `grid`: a bucket is shorter than the window.
-    let edge = bucket_start(window, grid + span);
-    let ms = edge
-        .saturating_duration_since(grid)
-        .as_nanos()
-        .div_ceil(1_000_000);
-    let begin = grid + Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX));
-    sleep_until(begin).await;
-    begin
+/// Ends every running call that ends by `until_ms`, in the order they end, each at its end
+/// as the candidate judges it.
+fn end_until(running: &mut Running<'_>, until_ms: u64, line: &mut Timeline, fates: &mut [Fate]) {
+    while let Some(call) = running.pop_until(until_ms) {
+        line.to(call.ends_ms);
+        fates[call.index] = end(call.permit, call.ending);
+    }
 }
 
-/// The instant `ms` milliseconds after `start` (`ms` is within [`MAX_SPAN_MS`], checked before
-/// the replay starts).
-fn at(start: Instant, ms: u64) -> Instant {
-    start
-        .checked_add(Duration::from_millis(ms.min(MAX_SPAN_MS)))
-        .unwrap_or(start)
+fn end(permit: Permit<'_>, ending: Ending) -> Fate {
+    match ending {
+        Ending::Answered => permit.success(),
+        Ending::Failed | Ending::TimedOut => permit.failure(),
+        Ending::Ignored => permit.ignore(),
+    }
+    Fate::Ran(ending)
 }
 
-/// The admitted call, as the trace recorded it, under the breaker's own timeout.
-fn run(
-    permit: OwnedPermit,
-    entry: Entry,
-    start: Instant,
-    timeout: Option<Duration>,
-) -> impl Future<Output = Ending> + 'static {
-    let recorded = entry.outcome;
-    let waited = Duration::from_millis(entry.duration_ms);
-    // A recorded timeout ran at least its duration: a candidate timeout within it cuts it.
-    let never_answers = recorded == Outcome::Timeout && timeout.is_some_and(|t| t <= waited);
-    let ends = at(start, entry.at_ms.saturating_add(entry.duration_ms));
-    async move {
-        let body = async move {
-            if !waited.is_zero() {
-                sleep_until(ends).await;
-            }
-            if never_answers {
-                std::future::pending::<()>().await;
-            }
-            recorded
-        };
-        match permit.run(body, verdict).await {
-            Err(_) => Ending::TimedOut,
-            Ok(Outcome::Failure | Outcome::Timeout) => Ending::Failed,
-            Ok(Outcome::Ignored | Outcome::Rejected) => Ending::Ignored,
-            Ok(_) => Ending::Answered,
+/// The trace's time line on the simulated clock: milliseconds since the trace's start.
+struct Timeline<'c> {
+    clock: &'c mut SimulatedClock,
+    now_ms: u64,
+}
+
+impl Timeline<'_> {
+    /// Moves the clock on to `ms` (never back).
+    #[inline]
+    fn to(&mut self, ms: u64) {
+        if ms > self.now_ms {
+            self.clock.advance(Duration::from_millis(ms - self.now_ms));
+            self.now_ms = ms;
         }
     }
 }
 
-fn verdict(outcome: &Outcome) -> Verdict {
-    match outcome {
-        Outcome::Failure | Outcome::Timeout => Verdict::Failure,
-        Outcome::Ignored | Outcome::Rejected => Verdict::Ignore,
-        _ => Verdict::Success,
+/// When an admitted call ends, in milliseconds after its admission, and how: as recorded, or cut
+/// by the candidate's timeout. An answer that comes exactly at the timeout is an answer (the
+/// call is looked at before its deadline); a recorded timeout ran at least its duration, so a
+/// candidate timeout within it cuts it.
+fn how_it_ends(entry: &Entry, timeout_ms: Option<u64>) -> (u64, Ending) {
+    let waited = entry.duration_ms;
+    let cut =
+        timeout_ms.filter(|&t| t < waited || (entry.outcome == Outcome::Timeout && t <= waited));
+    if let Some(t) = cut {
+        return (t, Ending::TimedOut);
     }
+    let ending = match entry.outcome {
+        Outcome::Failure | Outcome::Timeout => Ending::Failed,
+        Outcome::Ignored | Outcome::Rejected => Ending::Ignored,
+        _ => Ending::Answered,
+    };
+    (waited, ending)
 }
+
+/// A timeout in whole milliseconds, rounded up: the trace's times are whole milliseconds, and
+/// a call recorded as taking `t` ms took at most that.
+fn ceil_ms(timeout: Duration) -> u64 {
+    u64::try_from(timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+}
+
+/// Where the replay's clock counts the trace from. A time window's buckets have their edges
+/// fixed on the process's clock, and a breaker's trace counts from one
+/// ([`bucket_start`](breaker_runtime::trace::bucket_start)): the replay starts just after one
+/// too ([`ADMITTED_AFTER`]), so that each call falls in the bucket it fell in when recorded.
+fn begin(window: Window, clock: &mut SimulatedClock) -> Instant {
+    let grid = clock.now();
+    let Window::Time(span) = window else {
+        return grid;
+    };
+    // The edge before `grid + span` is after `grid`: a bucket is shorter than the window.
+    clock.advance_to(bucket_start(window, grid + span) + ADMITTED_AFTER);
+    clock.now()
+}
+
+/// How far into its recorded millisecond a call is admitted. A trace's times are rounded down
+/// to the millisecond, so a call recorded at `at_ms` was admitted within the millisecond that
+/// follows; a bucket edge on that millisecond's first nanosecond (or a nanosecond after, as the
+/// window rounds its edges) came before it. A microsecond in, every bucket edge a time window
+/// of whole tens of milliseconds draws is where the recorded run drew it.
+pub const ADMITTED_AFTER: Duration = Duration::from_micros(1);

@@ -1,4 +1,7 @@
-//! Hand-made traces whose answers can be worked out on paper.
+//! Hand-made traces whose answers can be worked out on paper; each replayed on the simulated
+//! clock is also held to the replay on tasks it replaced.
+
+mod support;
 
 use breaker_replay::{Change, Ending, Fate, parse_options, replay};
 use breaker_runtime::State::{self, Closed, HalfOpen, Open};
@@ -11,6 +14,10 @@ fn trace(csv: &str) -> Vec<Entry> {
 fn replayed(csv: &str, options: &str) -> (Vec<(u64, State, State)>, Vec<Fate>) {
     let candidate = parse_options(options).unwrap();
     let replayed = replay(&trace(csv), &candidate.config).unwrap();
+    assert_eq!(
+        replayed,
+        support::tasks::replay_on_tasks(&trace(csv), &candidate.config)
+    );
     let changes = replayed
         .changes
         .iter()

@@ -1,7 +1,9 @@
 //! Nothing panics, whatever the input: random lines, random options, random traces.
 
-use breaker_runtime::trace::{Entry, Outcome};
+mod support;
+
 use proptest::prelude::*;
+use support::arbitrary::{trace, valid_options};
 
 /// Lines that are almost a trace's: right fields and wrong ones, numbers and words.
 fn line() -> impl Strategy<Value = String> {
@@ -58,49 +60,6 @@ fn options() -> impl Strategy<Value = String> {
         ),
         ".{0,40}",
     ]
-}
-
-/// Options the replay takes: a count or time window, thresholds, timeouts, breaks, probes.
-fn valid_options() -> impl Strategy<Value = String> {
-    (
-        prop_oneof![
-            (1u32..30).prop_map(|n| format!("window = \"{n}\"")),
-            (1u64..20_000).prop_map(|ms| format!("window = \"{ms}ms\"")),
-        ],
-        1u32..=100,
-        prop_oneof![Just(String::new()), (1u64..5_000).prop_map(|ms| format!(", timeout_ms = {ms}"))],
-        (1u64..5_000).prop_map(|ms| format!(", break_duration = \"{ms}ms\"")),
-        1u32..4,
-    )
-        .prop_map(|(window, threshold, timeout, brk, probes)| {
-            format!("{window}, threshold = \"{threshold}%\"{timeout}{brk}, probes = {probes}, min_calls = 1")
-        })
-}
-
-fn trace() -> impl Strategy<Value = Vec<Entry>> {
-    let outcome = proptest::sample::select(Outcome::ALL.to_vec());
-    proptest::collection::vec(
-        (
-            prop_oneof![0u64..3, 0u64..200, 0u64..20_000, 0u64..3_000_000_000],
-            prop_oneof![0u64..3, 0u64..400, 0u64..10_000],
-            outcome,
-        ),
-        0..60,
-    )
-    .prop_map(|calls| {
-        let mut at_ms = 0u64;
-        calls
-            .into_iter()
-            .map(|(gap, duration_ms, outcome)| {
-                at_ms += gap;
-                Entry {
-                    at_ms,
-                    duration_ms,
-                    outcome,
-                }
-            })
-            .collect()
-    })
 }
 
 proptest! {

@@ -143,6 +143,24 @@ async fn reproduce(options: &str, offset: Duration) {
         .count();
     assert_eq!(rejected_replay, rejected_live);
     assert!(!replayed.fates.contains(&breaker_replay::Fate::Unknown));
+
+    // The flight recorder kept the same run without being asked, on a time line of its own
+    // (from the first call's bucket): replayed, its calls make the transitions it kept.
+    let recent = breaker.recent(Duration::from_secs(3_600));
+    assert_eq!(recent.calls.len(), trace.len());
+    let flown = breaker_replay::replay(&recent.calls, &candidate.config).unwrap();
+    let flown: Vec<(u64, State, State)> = flown
+        .changes
+        .iter()
+        .map(|c| (c.at_ms, c.from, c.to))
+        .collect();
+    let kept: Vec<(u64, State, State)> = recent
+        .changes
+        .iter()
+        .map(|c| (c.at_ms, c.from, c.to))
+        .collect();
+    assert_eq!(kept.len(), live.len());
+    assert_eq!(flown, kept);
 }
 
 #[test]
