@@ -22,6 +22,12 @@ const RATE_HEIGHT: u32 = 300;
 #[error("cannot draw the chart: {0}")]
 pub struct ChartError(String);
 
+impl ChartError {
+    pub(crate) fn new(why: String) -> ChartError {
+        ChartError(why)
+    }
+}
+
 /// The chart as an SVG document.
 ///
 /// ```

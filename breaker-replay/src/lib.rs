@@ -32,6 +32,7 @@
 //! | [`report`](mod@report) | each candidate's figures |
 //! | [`table`](mod@table), [`chart`] | the figures as text and as SVG |
 //! | [`front`](mod@front) | the candidates no other beats on the replay's figures |
+//! | [`suggest`](mod@suggest) | the options, proposed: a search for the front around the current options |
 //! | [`trace_file`] | a trace read from a file, errors naming it |
 
 #![deny(missing_docs)]
@@ -43,13 +44,14 @@ pub mod options;
 pub mod outage;
 pub mod replay;
 pub mod report;
+pub mod suggest;
 pub mod table;
 pub mod trace_file;
 
 pub use chart::svg;
 pub use options::{Candidate, OptionsError, parse_options};
 pub use outage::{Outage, outages};
-pub use replay::{Change, Ending, Fate, Replay, ReplayError, replay, replay_all};
+pub use replay::{Change, Ending, Fate, Replay, ReplayError, replay, replay_all, replay_each};
 pub use report::{Report, Row, report};
 pub use table::table;
 pub use trace_file::{TraceError, parse_trace, read_trace};

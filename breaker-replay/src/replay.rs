@@ -143,12 +143,23 @@ pub fn replay(trace: &[Entry], config: &Config) -> Result<Replay, ReplayError> {
 /// Replays `trace` under each configuration, spread over the machine's cores (a thread each,
 /// taking the next candidate as it finishes one), answering in the order given.
 pub fn replay_all(trace: &[Entry], configs: &[Config]) -> Result<Vec<Replay>, ReplayError> {
+    replay_each(trace, configs, |_, replayed| replayed)
+}
+
+/// [`replay_all`], handing each replay to `judge` on the thread that ran it (with the
+/// configuration's place in `configs`) and answering what `judge` made of each: a thousand
+/// replays of a long trace are then never all held at once.
+pub fn replay_each<T: Send>(
+    trace: &[Entry],
+    configs: &[Config],
+    judge: impl Fn(usize, Replay) -> T + Sync,
+) -> Result<Vec<T>, ReplayError> {
     let width = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(configs.len())
         .max(1);
     let next = AtomicUsize::new(0);
-    let done: Vec<Mutex<Option<Result<Replay, ReplayError>>>> =
+    let done: Vec<Mutex<Option<Result<T, ReplayError>>>> =
         configs.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..width {
@@ -156,7 +167,7 @@ pub fn replay_all(trace: &[Entry], configs: &[Config]) -> Result<Vec<Replay>, Re
                 loop {
                     let i = next.fetch_add(1, AtomicOrdering::Relaxed);
                     let Some(config) = configs.get(i) else { break };
-                    let answer = replay(trace, config);
+                    let answer = replay(trace, config).map(|replayed| judge(i, replayed));
                     *done[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
                 }
             });

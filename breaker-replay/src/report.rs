@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::options::Candidate;
 use crate::outage::{Outage, outages};
-use crate::replay::{Change, Ending, Fate, Replay, ReplayError, replay_all};
+use crate::replay::{Change, Ending, Fate, Replay, ReplayError, replay_each};
 
 /// The whole answer: the trace, its outages, and a row per candidate.
 #[derive(Debug, Clone, Serialize)]
@@ -102,13 +102,10 @@ pub struct Transition {
 /// ```
 pub fn report(trace: &[Entry], candidates: &[Candidate]) -> Result<Report, ReplayError> {
     let configs: Vec<_> = candidates.iter().map(|c| c.config.clone()).collect();
-    let replays = replay_all(trace, &configs)?;
     let outages = outages(trace);
-    let rows = candidates
-        .iter()
-        .zip(&replays)
-        .map(|(candidate, replayed)| row(candidate, trace, replayed, &outages))
-        .collect();
+    let rows = replay_each(trace, &configs, |i, replayed| {
+        row(&candidates[i], trace, &replayed, &outages)
+    })?;
     Ok(Report {
         trace: summary(trace),
         outages,
@@ -116,7 +113,8 @@ pub fn report(trace: &[Entry], candidates: &[Candidate]) -> Result<Report, Repla
     })
 }
 
-fn summary(trace: &[Entry]) -> TraceSummary {
+/// The trace, in brief.
+pub(crate) fn summary(trace: &[Entry]) -> TraceSummary {
     TraceSummary {
         calls: trace.len() as u64,
         failures: trace.iter().filter(|e| e.outcome.is_failure()).count() as u64,

@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::report::{Report, Row};
+use crate::outage::Outage;
+use crate::report::{Report, Row, TraceSummary};
 
 /// The columns, as the table heads them; the README says what each holds.
 pub const COLUMNS: [&str; 14] = [
@@ -36,17 +37,36 @@ pub const COLUMNS: [&str; 14] = [
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn table(report: &Report, trace_name: &str) -> String {
+    let mut text = header(&report.trace, &report.outages, trace_name);
+    text.push('\n');
+    let mut lines: Vec<Vec<String>> = vec![COLUMNS.iter().map(|c| c.to_string()).collect()];
+    for (i, row) in report.rows.iter().enumerate() {
+        lines.push(cells(i + 1, row, report.outages.len()));
+    }
+    text.push_str(&aligned(&lines));
+    text.push('\n');
+    for (i, row) in report.rows.iter().enumerate() {
+        if row.label == row.options || row.options.is_empty() {
+            let _ = writeln!(text, "#{}: {}", i + 1, row.label);
+        } else {
+            let _ = writeln!(text, "#{}: {} ({})", i + 1, row.label, row.options);
+        }
+    }
+    text
+}
+
+/// The lines about the trace and its outages that head every table.
+pub(crate) fn header(trace: &TraceSummary, outages: &[Outage], trace_name: &str) -> String {
     let mut text = String::new();
-    let t = &report.trace;
     let _ = writeln!(
         text,
         "trace {trace_name}: {} calls over {}, {} failed, {} recorded as rejected",
-        t.calls,
-        duration(t.span_ms),
-        t.failures,
-        t.rejected
+        trace.calls,
+        duration(trace.span_ms),
+        trace.failures,
+        trace.rejected
     );
-    match report.outages.as_slice() {
+    match outages {
         [] => text.push_str("outages: none\n"),
         outages => {
             let _ = writeln!(text, "outages: {}", outages.len());
@@ -63,35 +83,30 @@ pub fn table(report: &Report, trace_name: &str) -> String {
             }
         }
     }
-    text.push('\n');
-    let mut lines: Vec<Vec<String>> = vec![COLUMNS.iter().map(|c| c.to_string()).collect()];
-    for (i, row) in report.rows.iter().enumerate() {
-        lines.push(cells(i + 1, row, report.outages.len()));
-    }
-    let widths: Vec<usize> = (0..COLUMNS.len())
+    text
+}
+
+/// Cells in columns, each right-aligned to its widest, a line each.
+pub(crate) fn aligned(lines: &[Vec<String>]) -> String {
+    let columns = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
         .map(|c| {
             lines
                 .iter()
-                .map(|l| l[c].chars().count())
+                .filter_map(|l| l.get(c))
+                .map(|cell| cell.chars().count())
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    for line in &lines {
+    let mut text = String::new();
+    for line in lines {
         let padded: Vec<String> = line
             .iter()
             .zip(&widths)
             .map(|(cell, width)| format!("{cell:>width$}"))
             .collect();
         let _ = writeln!(text, "{}", padded.join("  ").trim_end());
-    }
-    text.push('\n');
-    for (i, row) in report.rows.iter().enumerate() {
-        if row.label == row.options || row.options.is_empty() {
-            let _ = writeln!(text, "#{}: {}", i + 1, row.label);
-        } else {
-            let _ = writeln!(text, "#{}: {} ({})", i + 1, row.label, row.options);
-        }
     }
     text
 }

@@ -198,3 +198,99 @@ fn an_empty_trace_warns_that_there_is_nothing_to_judge() {
         "a trace with outcomes: no warning"
     );
 }
+
+/// Issue 46: `suggest` prints the front with the current options marked, the same as JSON,
+/// and the front as a picture.
+#[test]
+fn suggest_prints_the_front_and_where_the_current_options_stand() {
+    let current = r#"window = "100""#;
+    let args = [
+        "suggest",
+        "--trace",
+        &sample(),
+        "--current",
+        current,
+        "--max-delay",
+        "10s",
+        "--keep",
+        "probes,slow_call",
+        "--budget",
+        "200",
+    ];
+    let output = run(&args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let table = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        table.contains("searched 200 candidates (grid, then refinement)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("constraints: delay at most 10.0s; kept: slow_call, probes"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with("current") && l.ends_with(current)),
+        "{table}"
+    );
+    assert!(table.contains("\ncurrent: "), "{table}");
+
+    let svg = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("front.svg");
+    let svg_arg = svg.display().to_string();
+    let mut with_json = args.to_vec();
+    with_json.extend(["--json", "--svg", &svg_arg]);
+    let output = run(&with_json);
+    assert!(output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let front = json["front"].as_array().unwrap();
+    assert!(!front.is_empty());
+    assert_eq!(json["searched"], 200);
+    assert_eq!(json["current"]["options"], current);
+    assert_eq!(
+        json["constraints"]["keep"],
+        serde_json::json!(["slow_call", "probes"])
+    );
+    for row in front {
+        let delay = row["figures"]["delay_ms"]
+            .as_u64()
+            .expect("within the delay");
+        assert!(delay <= 10_000);
+        assert!(row["options"].as_str().is_some());
+    }
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.starts_with("<svg"), "{drawn}");
+    assert!(drawn.contains("current"));
+}
+
+#[test]
+fn suggest_refuses_what_it_cannot_read_and_names_it() {
+    let output = run(&[
+        "suggest",
+        "--trace",
+        &sample(),
+        "--current",
+        r#"treshold = "40%""#,
+        "--keep",
+        "windows",
+        "--max-delay",
+        "soon",
+        "--max-healthy-lost",
+        "many",
+    ]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for expected in [
+        "--current `treshold = \"40%\"`: ",
+        "unknown option `treshold`; the options are `threshold`",
+        "--max-delay `soon`: ",
+        "--max-healthy-lost `many` is neither a count of calls (20) nor a share",
+        "--keep `windows`: suggest moves none such; it moves threshold, window, min_calls",
+    ] {
+        assert!(stderr.contains(expected), "{expected}\n{stderr}");
+    }
+}
