@@ -61,6 +61,11 @@ struct Args {
     /// trace to this file as JSON Lines, for `cargo run -p breaker-replay -- --trace FILE`.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Also run the traffic with the breaker in shadow mode, read what its flight recorder held
+    /// ten seconds after the outage (no trace started beforehand), and print the options
+    /// `breaker-replay suggest` proposes for it, with where the demo's own options stand.
+    #[arg(long)]
+    suggest: bool,
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
@@ -194,6 +199,16 @@ fn main() -> ExitCode {
             }
         }
     }
+    if args.suggest {
+        let shadow = sim::run(&scenario, Guard::Shadow);
+        match suggested(&shadow) {
+            Ok(table) => print!("\n{table}"),
+            Err(e) => {
+                eprintln!("could not suggest options: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if !args.no_chart {
         if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(dir);
@@ -210,6 +225,27 @@ fn main() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The options `suggest` proposes from the shadow run's flight record, under a line saying what
+/// the record held.
+fn suggested(shadow: &sim::Run) -> Result<String, Box<dyn std::error::Error>> {
+    let flight = shadow
+        .flight
+        .as_ref()
+        .ok_or("the shadow run read no flight record")?;
+    let current = breaker_replay::parse_options(shop::CHARGE_OPTIONS)?;
+    let suggestion = breaker_replay::suggest::suggest(
+        &flight.calls,
+        &breaker_replay::suggest::Request::new(current),
+    )?;
+    Ok(format!(
+        "what charge's flight recorder held {} s after the outage ({} calls, recorded in shadow \
+         mode, no trace started), and the options breaker-replay suggest proposes for it:\n{}",
+        sim::LOOKED_INTO_AFTER.as_secs(),
+        flight.calls.len(),
+        breaker_replay::suggest::table::table(&suggestion, "charge's flight record")
+    ))
 }
 
 #[cfg(test)]
@@ -464,5 +500,55 @@ mod fallbacks {
             "{report:?}"
         );
         breaker_runtime::testing::assert_every_fallback_ran("checkout::");
+    }
+}
+
+#[cfg(test)]
+mod suggest_from_the_flight_record {
+    use breaker_runtime::trace::Outcome;
+
+    use super::*;
+
+    /// `--suggest`: the flight recorder, never asked, held the outage when it was looked into,
+    /// and `suggest` places the demo's own options among those it proposes.
+    #[test]
+    fn the_recorder_held_the_outage_and_suggest_places_the_demos_options() {
+        let scenario = sick_from_20_to_80_s(20.0, 100);
+        let shadow = sim::run(&scenario, Guard::Shadow);
+        let flight = shadow.flight.as_ref().expect("read after the outage");
+        let timeouts = flight
+            .calls
+            .iter()
+            .filter(|e| e.outcome == Outcome::Timeout)
+            .count();
+        assert!(timeouts > 500, "the slow minute, recorded: {timeouts}");
+        assert!(
+            flight.calls.iter().all(|e| e.outcome != Outcome::Rejected),
+            "in shadow mode every call runs"
+        );
+        let table = suggested(&shadow).unwrap();
+        assert!(table.contains("outages: 1\n"), "{table}");
+        let current = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("current "))
+            .expect("the current row");
+        assert!(current.ends_with(shop::CHARGE_OPTIONS), "{current}");
+        assert!(
+            table.contains("\ncurrent: dominated by row ")
+                || table.contains("\ncurrent: on the front"),
+            "{table}"
+        );
+    }
+
+    /// The options `--suggest` places are `charge`'s own (but its mode, which a shadow run in
+    /// a test beside this one may have set for a while).
+    #[test]
+    fn the_options_placed_are_the_attributes() {
+        let written = breaker_replay::parse_options(shop::CHARGE_OPTIONS).unwrap();
+        let attribute = breaker_runtime::Settings {
+            mode: breaker_runtime::Mode::Enforce,
+            ..sim::charge_breaker().config().settings()
+        };
+        assert_eq!(written.settings(), attribute);
     }
 }

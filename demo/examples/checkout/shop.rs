@@ -152,6 +152,10 @@ pub enum PayError {
 }
 
 /// The call the demo is about, guarded exactly as the README shows.
+/// `charge`'s options as its attribute writes them (but the fallback), for `--suggest` to
+/// place them among the options it proposes; a test holds the two together.
+pub const CHARGE_OPTIONS: &str = r#"threshold = "50%", window = "20", timeout_ms = 2000"#;
+
 #[circuit_breaker(threshold = "50%", window = "20", timeout_ms = 2000, fallback = queue_charge)]
 pub async fn charge(order: &Order) -> Result<Receipt, PayError> {
     order.api.charge(order).await

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breaker_runtime::trace::{Entry, Limits};
+use breaker_runtime::trace::{Entry, Limits, Recent};
 use breaker_runtime::{Breaker, Mode, State, registry};
 use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
@@ -53,7 +53,13 @@ pub struct Run {
     pub transitions: Vec<(f64, State, State)>,
     /// The breaker's trace, in shadow mode.
     pub trace: Vec<Entry>,
+    /// What the breaker's flight recorder held ten seconds after the dependency recovered, in
+    /// shadow mode: what an operator reads after the incident, no trace started beforehand.
+    pub flight: Option<Recent>,
 }
+
+/// When the incident is looked into: this long after the dependency recovered.
+pub const LOOKED_INTO_AFTER: Duration = Duration::from_secs(10);
 
 impl Run {
     fn record(
@@ -151,6 +157,15 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         scenario.duration,
         scenario.duration + Duration::from_secs(600),
     ));
+    // After the incident, the operator reads the last ten minutes the recorder holds.
+    let looked_into = (guard == Guard::Shadow).then(|| {
+        let breaker = Arc::clone(&breaker);
+        let at = start + scenario.weather.slow_until + LOOKED_INTO_AFTER;
+        tokio::spawn(async move {
+            tokio::time::sleep_until(at).await;
+            breaker.recent(Duration::from_secs(600))
+        })
+    });
     let mut run = Run::default();
     // A finished task's allocation lives as long as its handle: reaping them while orders
     // arrive keeps memory to the orders in flight, plus one (arrival, latency) pair per order.
@@ -166,6 +181,9 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         run.record(done, scenario.patience);
     }
     let _ = reconciler.await;
+    if let Some(looked_into) = looked_into {
+        run.flight = looked_into.await.ok();
+    }
     run.peak_connections = api.peak_connections();
     run.calls_while_sick = api.calls_while_sick();
     run.reconciled = outbox.reconciled.load(Ordering::Relaxed);
