@@ -178,3 +178,40 @@ fn a_limit_on_healthy_calls_lost_reads_as_a_count_or_a_share() {
     );
     assert!(HealthyLost::parse("some").unwrap_err().contains("(1%)"));
 }
+
+/// Each row's `put` is the body of `PUT {name}/config` that turns the current options into the
+/// row's, as the endpoint reads it; a row that turns off what a live change cannot says so.
+#[test]
+fn each_rows_put_turns_the_current_options_into_the_rows() {
+    let trace = sample();
+    let written = r#"window = "100", min_calls = 50, slow_call = "300ms", slow_threshold = "80%", max_break_duration = "2m""#;
+    let current = parse_options(written).unwrap().settings();
+    let suggestion = suggest(&trace, &request(written)).unwrap();
+    let mut put = 0;
+    for row in &suggestion.front {
+        let target = parse_options(&row.options).unwrap().settings();
+        match &row.put {
+            Some(body) => {
+                put += 1;
+                let patch: breaker_options::Patch =
+                    serde_json::from_value(serde_json::Value::Object(body.clone())).unwrap();
+                assert_eq!(
+                    patch.apply(current).unwrap(),
+                    target,
+                    "{}: {body:?}",
+                    row.options
+                );
+            }
+            None => {
+                let note = row.put_note.as_deref().unwrap();
+                let off = |knob: &str| note.contains(&format!("`{knob}` off"));
+                assert!(
+                    (off("slow_call") && target.slow_call.is_none())
+                        || (off("max_break_duration") && target.max_break_duration.is_none()),
+                    "{note}"
+                );
+            }
+        }
+    }
+    assert!(put > 0, "some rows are a live change away");
+}

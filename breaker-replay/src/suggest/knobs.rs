@@ -289,6 +289,55 @@ impl Ladders {
     }
 }
 
+impl Ladders {
+    /// What `PUT {name}/config` takes to turn the current options into those at `point`: a
+    /// JSON map of each option whose value differs, spelled as the attribute spells it; or the
+    /// option a change of live options cannot turn off (`slow_call` and `max_break_duration`
+    /// are set by a duration, and cleared only by `reset_config` or the attribute).
+    pub fn change(&self, point: Point) -> Result<serde_json::Map<String, serde_json::Value>, Knob> {
+        use serde_json::Value as Json;
+        let value = |p: Point, knob: Knob| self.rungs[knob.index()][p.0[knob.index()]];
+        let mut change = serde_json::Map::new();
+        let window_moved = value(point, Knob::Window) != value(self.current, Knob::Window);
+        for knob in Knob::ALL {
+            let (here, was) = (value(point, knob), value(self.current, knob));
+            // A window named without `min_calls` puts it back to the window's default: a
+            // moved window names it too.
+            let min_calls_anew = knob == Knob::MinCalls && window_moved;
+            if here == was && !min_calls_anew {
+                continue;
+            }
+            let json = match (knob, here) {
+                (Knob::SlowThreshold, _)
+                    if value(point, Knob::SlowCall) == Value::Duration(None) =>
+                {
+                    continue;
+                }
+                (_, Value::Rate(rate)) => Json::from(rate.to_string()),
+                (_, Value::Window(Window::Count(n))) => Json::from(n),
+                (_, Value::Window(Window::Time(d))) => Json::from(duration(d)),
+                (Knob::MinCalls, Value::Count(n)) => {
+                    match n.or_else(|| default_min_calls(value(point, Knob::Window))) {
+                        Some(n) => Json::from(n),
+                        None => continue,
+                    }
+                }
+                (_, Value::Count(Some(n))) => Json::from(n),
+                (_, Value::Count(None)) => continue,
+                (Knob::Timeout, Value::Duration(Some(d))) => {
+                    change.insert("timeout_ms".into(), Json::from(d.as_millis() as u64));
+                    continue;
+                }
+                (Knob::Timeout, Value::Duration(None)) => Json::from("off"),
+                (_, Value::Duration(Some(d))) => Json::from(duration(d)),
+                (_, Value::Duration(None)) => return Err(knob),
+            };
+            change.insert(knob.name().into(), json);
+        }
+        Ok(change)
+    }
+}
+
 /// `knob`'s value in `settings`.
 fn value_of(knob: Knob, settings: &Settings) -> Value {
     match knob {

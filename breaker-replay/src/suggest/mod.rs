@@ -182,6 +182,13 @@ pub struct Suggested {
     pub figures: Figures,
     /// Other options with the same figures.
     pub alike: Vec<String>,
+    /// The body of `PUT {name}/config` that turns the current options into these: each
+    /// option that differs, spelled as the attribute spells it. `None` when the row turns off
+    /// `slow_call` or `max_break_duration`, which a change of live options cannot (see
+    /// `put_note`).
+    pub put: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Why `put` is `None`, when it is.
+    pub put_note: Option<String>,
     /// Everything its replay did.
     pub row: Row,
 }
@@ -293,7 +300,15 @@ pub fn suggest(trace: &[Entry], request: &Request) -> Result<Suggestion, ReplayE
         .into_iter()
         .map(|group| {
             let first = &tried[group[0]];
+            let change = ladders.change(first.point);
             Suggested {
+                put: change.as_ref().ok().cloned(),
+                put_note: change.err().map(|knob| {
+                    format!(
+                        "a change of live options cannot turn `{}` off: apply `reset_config` and build the breaker with these options, or change the attribute",
+                        knob.name()
+                    )
+                }),
                 options: first.options.clone(),
                 figures: first.figures,
                 alike: group[1..]
