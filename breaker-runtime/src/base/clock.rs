@@ -36,7 +36,6 @@ fn origin() -> Instant {
 
 /// The current reading of tokio's clock, or of this thread's simulated clock while one runs.
 #[cfg(not(breaker_loom))]
-#[inline]
 pub(crate) fn now() -> Nanos {
     #[cfg(feature = "simulation")]
     if let Some(now) = simulated() {
