@@ -125,7 +125,31 @@ pub fn run(scenario: &Scenario, guard: Guard) -> Run {
     runtime.block_on(simulate(*scenario, guard))
 }
 
+/// Where the last run's clock stopped. Each run's paused clock starts at the moment its runtime
+/// was built, before the last run's simulated minutes ended: a run's clock goes on from there
+/// instead, as one process's clock would, so that what a breaker recorded in one run (its
+/// flight recorder keeps it) never dates from inside the next.
+static LAST_END: Mutex<Option<Instant>> = Mutex::new(None);
+
 async fn simulate(scenario: Scenario, guard: Guard) -> Run {
+    let last_end = *LAST_END.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(last_end) = last_end {
+        // In whole milliseconds, the grain of the runtime's timers from its start: a timeout
+        // then fires on its millisecond as in a first run.
+        let behind = last_end
+            .saturating_duration_since(Instant::now())
+            .as_millis();
+        let behind = u64::try_from(behind)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1_000);
+        tokio::time::advance(Duration::from_millis(behind)).await;
+    }
+    let run = simulate_from_now(scenario, guard).await;
+    *LAST_END.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    run
+}
+
+async fn simulate_from_now(scenario: Scenario, guard: Guard) -> Run {
     let start = Instant::now();
     let api = Arc::new(PaymentApi::new(scenario.weather, start));
     let outbox = Arc::new(Outbox::default());
@@ -157,13 +181,14 @@ async fn simulate(scenario: Scenario, guard: Guard) -> Run {
         scenario.duration,
         scenario.duration + Duration::from_secs(600),
     ));
-    // After the incident, the operator reads the last ten minutes the recorder holds.
+    // After the incident, the operator reads what the recorder holds since the traffic began
+    // (the runs before this one, in the same process, recorded before it).
     let looked_into = (guard == Guard::Shadow).then(|| {
         let breaker = Arc::clone(&breaker);
-        let at = start + scenario.weather.slow_until + LOOKED_INTO_AFTER;
+        let since_start = scenario.weather.slow_until + LOOKED_INTO_AFTER;
         tokio::spawn(async move {
-            tokio::time::sleep_until(at).await;
-            breaker.recent(Duration::from_secs(600))
+            tokio::time::sleep_until(start + since_start).await;
+            breaker.recent(since_start)
         })
     });
     let mut run = Run::default();
