@@ -30,20 +30,7 @@ pub fn trace() -> impl Strategy<Value = Vec<Entry>> {
         ),
         0..60,
     )
-    .prop_map(|calls| {
-        let mut at_ms = 0u64;
-        calls
-            .into_iter()
-            .map(|(gap, duration_ms, outcome)| {
-                at_ms += gap;
-                Entry {
-                    at_ms,
-                    duration_ms,
-                    outcome,
-                }
-            })
-            .collect()
-    })
+    .prop_map(one_after_another)
 }
 
 /// Options over every knob `suggest` turns: window kind and size, thresholds, `min_calls`,
@@ -77,20 +64,7 @@ pub fn every_option() -> impl Strategy<Value = String> {
 pub fn crowded_trace() -> impl Strategy<Value = Vec<Entry>> {
     let outcome = proptest::sample::select(Outcome::ALL.to_vec());
     let duration = proptest::sample::select(vec![0u64, 1, 2, 5, 10, 20]);
-    proptest::collection::vec((0u64..3, duration, outcome), 0..200).prop_map(|calls| {
-        let mut at_ms = 0u64;
-        calls
-            .into_iter()
-            .map(|(gap, duration_ms, outcome)| {
-                at_ms += gap;
-                Entry {
-                    at_ms,
-                    duration_ms,
-                    outcome,
-                }
-            })
-            .collect()
-    })
+    proptest::collection::vec((0u64..3, duration, outcome), 0..200).prop_map(one_after_another)
 }
 
 /// Options on the scale of [`crowded_trace`]: small count windows and time windows of tens of
@@ -118,4 +92,20 @@ pub fn tight_options() -> impl Strategy<Value = String> {
                 "{window}, threshold = \"{threshold}%\", min_calls = {min_calls}{timeout}{slow}, break_duration = \"{brk}ms\", probes = {probes}"
             )
         })
+}
+
+/// Calls from (gap since the call before, duration, outcome).
+fn one_after_another(calls: Vec<(u64, u64, Outcome)>) -> Vec<Entry> {
+    let mut at_ms = 0u64;
+    calls
+        .into_iter()
+        .map(|(gap, duration_ms, outcome)| {
+            at_ms += gap;
+            Entry {
+                at_ms,
+                duration_ms,
+                outcome,
+            }
+        })
+        .collect()
 }
