@@ -87,7 +87,7 @@ pub enum ReplayError {
     /// The thread it was asked to run on already runs a simulation.
     #[error("cannot replay: {0}")]
     Clock(#[from] ClockTaken),
-    /// The thread it ran on stopped without an answer.
+    /// The replay stopped without an answer (it panicked: a bug, to report).
     #[error("the replay's thread stopped without an answer")]
     Thread,
 }
@@ -167,7 +167,11 @@ pub fn replay_each<T: Send>(
                 loop {
                     let i = next.fetch_add(1, AtomicOrdering::Relaxed);
                     let Some(config) = configs.get(i) else { break };
-                    let answer = replay(trace, config).map(|replayed| judge(i, replayed));
+                    // A candidate whose replay panicked answers an error; the others go on.
+                    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        replay(trace, config).map(|replayed| judge(i, replayed))
+                    }))
+                    .unwrap_or(Err(ReplayError::Thread));
                     *done[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
                 }
             });
@@ -330,3 +334,25 @@ fn begin(window: Window, clock: &mut SimulatedClock) -> Instant {
 /// window rounds its edges) came before it. A microsecond in, every bucket edge a time window
 /// of whole tens of milliseconds draws is where the recorded run drew it.
 pub const ADMITTED_AFTER: Duration = Duration::from_micros(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_that_panics_answers_an_error_and_the_others_go_on() {
+        let trace = [Entry {
+            at_ms: 0,
+            duration_ms: 5,
+            outcome: Outcome::Failure,
+        }];
+        let configs = vec![Config::default(); 3];
+        let answers = replay_each(&trace, &configs, |i, replayed| {
+            assert_ne!(i, 1, "a judge that panics on the second");
+            replayed.fates.len()
+        });
+        assert!(matches!(answers, Err(ReplayError::Thread)));
+        let answers = replay_each(&trace, &configs, |_, replayed| replayed.fates.len());
+        assert_eq!(answers.unwrap(), [1, 1, 1]);
+    }
+}
