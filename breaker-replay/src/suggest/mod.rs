@@ -246,19 +246,71 @@ pub fn suggest(trace: &[Entry], request: &Request) -> Result<Suggestion, ReplayE
     let current_row = replay_rows(std::slice::from_ref(&request.current))?
         .pop()
         .ok_or(ReplayError::Thread)?;
-    let (mut walk, mut batch) =
-        Walk::start(&ladders, search::free(&constraints.keep), request.budget);
+    let (tried, exhaustive) = search(
+        &ladders,
+        &current_settings,
+        &constraints,
+        request.budget,
+        replay_rows,
+    )?;
+    let mut front: Vec<Suggested> = front_of(&tried, &constraints)
+        .into_iter()
+        .map(|group| suggested(&ladders, &tried, &group))
+        .collect();
+    front.sort_by(|a, b| (order(&a.figures), &a.options).cmp(&(order(&b.figures), &b.options)));
+    let figures = Figures::of(&current_row);
+    let on_front = front
+        .iter()
+        .position(|s| s.figures == figures)
+        .map(|i| i + 1);
+    let dominated_by = front
+        .iter()
+        .position(|s| s.figures.dominates(&figures))
+        .map(|i| i + 1);
+    Ok(Suggestion {
+        trace: summary(trace),
+        healthy_calls,
+        outages,
+        method: if exhaustive {
+            "every point"
+        } else {
+            "grid, then refinement"
+        },
+        searched: tried.len(),
+        constraints: constraints.clone(),
+        front,
+        current: Current {
+            options: request.current.written.clone(),
+            figures,
+            within_constraints: constraints.allow(&figures),
+            on_front,
+            dominated_by,
+            row: current_row,
+        },
+    })
+}
+
+/// Replays candidates as the walk hands them out until it ends or the budget is spent: every
+/// candidate tried, and whether the walk took the whole space.
+fn search(
+    ladders: &Ladders,
+    current: &breaker_options::Settings,
+    constraints: &Constraints,
+    budget: usize,
+    replay_rows: impl Fn(&[Candidate]) -> Result<Vec<Row>, ReplayError>,
+) -> Result<(Vec<Tried>, bool), ReplayError> {
+    let (mut walk, mut batch) = Walk::start(ladders, search::free(&constraints.keep), budget);
     let mut tried: Vec<Tried> = Vec::new();
     let mut spellings = HashSet::new();
     let mut front_points: Vec<Point> = Vec::new();
-    while !batch.is_empty() && tried.len() < request.budget {
+    while !batch.is_empty() && tried.len() < budget {
         let mut candidates = Vec::new();
         let mut points = Vec::new();
         for point in batch {
-            if tried.len() + candidates.len() >= request.budget {
+            if tried.len() + candidates.len() >= budget {
                 break;
             }
-            let spelled = ladders.spell(point, &current_settings);
+            let spelled = ladders.spell(point, current);
             if !spellings.insert(spelled.clone()) {
                 continue;
             }
@@ -281,7 +333,7 @@ pub fn suggest(trace: &[Entry], request: &Request) -> Result<Suggestion, ReplayE
         ));
         // Until a candidate meets the constraints, the walk goes on around the front
         // without them.
-        let mut on_front = front_of(&tried, &constraints);
+        let mut on_front = front_of(&tried, constraints);
         if on_front.is_empty() {
             on_front = front_of(&tried, &Constraints::NONE);
         }
@@ -293,63 +345,31 @@ pub fn suggest(trace: &[Entry], request: &Request) -> Result<Suggestion, ReplayE
             walk.front_moved();
         }
         front_points = points_now;
-        batch = walk.next(&ladders, &front_points);
+        batch = walk.next(ladders, &front_points);
     }
+    Ok((tried, walk.exhaustive))
+}
 
-    let mut front: Vec<Suggested> = front_of(&tried, &constraints)
-        .into_iter()
-        .map(|group| {
-            let first = &tried[group[0]];
-            let change = ladders.change(first.point);
-            Suggested {
-                put: change.as_ref().ok().cloned(),
-                put_note: change.err().map(|knob| {
-                    format!(
-                        "a change of live options cannot turn `{}` off: apply `reset_config` and build the breaker with these options, or change the attribute",
-                        knob.name()
-                    )
-                }),
-                options: first.options.clone(),
-                figures: first.figures,
-                alike: group[1..]
-                    .iter()
-                    .map(|&i| tried[i].options.clone())
-                    .collect(),
-                row: first.row.clone(),
-            }
-        })
-        .collect();
-    front.sort_by(|a, b| (order(&a.figures), &a.options).cmp(&(order(&b.figures), &b.options)));
-    let figures = Figures::of(&current_row);
-    let on_front = front
-        .iter()
-        .position(|s| s.figures == figures)
-        .map(|i| i + 1);
-    let dominated_by = front
-        .iter()
-        .position(|s| s.figures.dominates(&figures))
-        .map(|i| i + 1);
-    Ok(Suggestion {
-        trace: summary(trace),
-        healthy_calls,
-        outages,
-        method: if walk.exhaustive {
-            "every point"
-        } else {
-            "grid, then refinement"
-        },
-        searched: tried.len(),
-        constraints: constraints.clone(),
-        front,
-        current: Current {
-            options: request.current.written.clone(),
-            figures,
-            within_constraints: constraints.allow(&figures),
-            on_front,
-            dominated_by,
-            row: current_row,
-        },
-    })
+/// The row of the front for a group of candidates with the same figures.
+fn suggested(ladders: &Ladders, tried: &[Tried], group: &[usize]) -> Suggested {
+    let first = &tried[group[0]];
+    let change = ladders.change(first.point);
+    Suggested {
+        put: change.as_ref().ok().cloned(),
+        put_note: change.err().map(|knob| {
+            format!(
+                "a change of live options cannot turn `{}` off: apply `reset_config` and build the breaker with these options, or change the attribute",
+                knob.name()
+            )
+        }),
+        options: first.options.clone(),
+        figures: first.figures,
+        alike: group[1..]
+            .iter()
+            .map(|&i| tried[i].options.clone())
+            .collect(),
+        row: first.row.clone(),
+    }
 }
 
 /// A candidate replayed.
