@@ -242,6 +242,7 @@ pub use policy::bulkhead::Slot;
 pub use policy::{Policy, PolicyBuilder};
 pub use registry::conflict::{Conflict, NameClash, RegistryError};
 pub use registry::declaration::Location;
+pub use registry::health::{Degraded, Health, HealthStatus};
 pub use registry::{Registry, registry};
 
 /// Derives [`IsFailure`](trait@IsFailure) for an error enum or struct.

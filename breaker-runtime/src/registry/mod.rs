@@ -19,6 +19,7 @@ pub(crate) mod conflict;
 pub(crate) mod declaration;
 mod explain;
 pub(crate) mod handle;
+pub(crate) mod health;
 #[cfg(feature = "test-util")]
 pub(crate) mod scope;
 
@@ -158,6 +159,13 @@ impl Registry {
             .iter()
             .find(|e| e.breaker.name() == name)
             .map(|e| Arc::clone(&e.breaker))
+    }
+
+    /// Which breakers are not closed, for a readiness probe: see [`Health`](health::Health).
+    /// A breaker that is not closed makes the service degraded, never down; only one the
+    /// service names as critical makes it down ([`Health::status`](health::Health::status)).
+    pub fn health(&self) -> health::Health {
+        health::of(&self.breakers())
     }
 
     /// A snapshot of every registered breaker, by name.

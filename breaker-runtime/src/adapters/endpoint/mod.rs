@@ -13,6 +13,7 @@
 //! |---|---|
 //! | `GET /` | every breaker's snapshot as JSON (`Accept: text/html`: the live page) |
 //! | `GET /events` | server-sent events: the same JSON at once, after every transition and each second |
+//! | `GET /health` | for a readiness probe, no token: `{"status": "up" \| "degraded" \| "down", "breakers": 3, "degraded": [{"name", "state", "mode", "critical"}], "down": ["payments"]}`; 200 while up or degraded (a breaker that is not closed, its fallback answering), 503 only while a breaker named by [`Endpoint::critical`] turns calls away (open or held open, enforcing). [`Endpoint::without_health`] leaves it out. A breaker named `health` is read at `GET /` |
 //! | `GET /{name}` | that breaker's snapshot as JSON, as `GET /` lists it; 404 for an unknown name, which the answer echoes with the nearest names that exist |
 //! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with), `trace_start` (record the breaker's calls, a new trace, at most [`trace::Limits::DEFAULT`](crate::trace::Limits::DEFAULT)), `trace_stop`: 200 with the breaker's snapshot; 403 while no token is configured, 401 for a missing or wrong `Authorization: Bearer` (one answer for both), 404 for an unknown breaker (the nearest names in the answer), 400 for an unknown command (the nearest command, and every command, `drill` and `inject` among them), 400 for a body (commands take none), 413 past 1 KiB |
 //! | `POST /{name}/drill` | a [drill](crate::Breaker::drill): the circuit held open for the body's `{"open_for": "30s"}` (a duration as in the attribute), then put back as it was: 200 with the breaker's snapshot; 400 for a missing or bad body or duration, 409 when the breaker refuses (a drill running, held open by an operator, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/drill` stops it early and puts the state back: 200 with the snapshot, 409 when no drill runs |
@@ -67,6 +68,7 @@
 //! | file | its job |
 //! |---|---|
 //! | `guard.rs` | the token and the breaker's name, checked before any change, and the answers |
+//! | `health.rs` | the breakers' part of a readiness probe |
 //! | `audit.rs` | one log line for every operator request, with its peer |
 //! | `commands.rs` | the operator's commands |
 //! | `config.rs` | a live breaker's options changed, and the change logged |
@@ -82,6 +84,7 @@ mod commands;
 mod config;
 mod drill;
 mod guard;
+mod health;
 mod history;
 mod inject;
 mod stop;
@@ -116,12 +119,18 @@ const REFRESH: Duration = Duration::from_secs(1);
 #[derive(Clone, Default)]
 pub struct Endpoint {
     token: Option<Arc<str>>,
+    /// The breakers whose open circuit makes `GET /health` answer 503.
+    critical: Arc<[String]>,
+    /// Whether `GET /health` is left out.
+    without_health: bool,
 }
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("commands", &self.token.is_some())
+            .field("critical", &self.critical)
+            .field("health", &!self.without_health)
             .finish()
     }
 }
@@ -146,6 +155,24 @@ impl Endpoint {
         self
     }
 
+    /// Names the breakers the service cannot do without: while one of them turns calls away
+    /// (open or held open, and enforcing), `GET /health` answers 503, so that a readiness probe
+    /// takes the service out of rotation. Every other breaker that is not closed only makes it
+    /// degraded (200): its fallback answers. Names the registry does not hold are kept, and
+    /// count once a breaker of that name exists.
+    pub fn critical<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Endpoint {
+        self.critical = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Leaves `GET /health` out (it answers 404 like any path the endpoint does not have), for
+    /// a service that answers its probes elsewhere or will not tell its breakers' names and
+    /// states without a token.
+    pub fn without_health(mut self) -> Endpoint {
+        self.without_health = true;
+        self
+    }
+
     /// The routes, to mount where the service likes: under a prefix, with `nest_service` (see
     /// [the module](self)), so that the prefix answers with and without a trailing slash.
     ///
@@ -167,7 +194,11 @@ impl Endpoint {
             // Before the audit, so that a method a route does not take is audited too.
             .method_not_allowed_fallback(unrouted::wrong_method)
             .route_layer(axum::middleware::from_fn(audit::audit));
-        Router::new()
+        let mut routes = Router::new();
+        if !self.without_health {
+            routes = routes.route("/health", get(health::get));
+        }
+        routes
             .route("/", get(breakers))
             .route("/events", get(events))
             .route("/{name}", get(breaker))

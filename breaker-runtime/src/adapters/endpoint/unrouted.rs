@@ -9,7 +9,7 @@ use super::audit::{Audit, audited};
 use super::guard::refuse;
 
 /// Every route, as the 404 lists them.
-const ROUTES: &str = "GET /, GET /events, GET /{name}, GET /{name}/trace, \
+const ROUTES: &str = "GET /, GET /events, GET /health, GET /{name}, GET /{name}/trace, \
                       POST /{name}/{command}, PUT /{name}/config, \
                       POST or DELETE /{name}/drill, POST or DELETE /{name}/inject";
 
