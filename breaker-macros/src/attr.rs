@@ -48,6 +48,7 @@ pub(crate) struct Options {
     pub(crate) record: Option<At<Record>>,
     pub(crate) probes: Option<At<u32>>,
     pub(crate) slow_call: Option<At<Duration>>,
+    pub(crate) warm_up: Option<At<Duration>>,
     pub(crate) slow_threshold: Option<At<Rate>>,
     pub(crate) retries: Option<At<u32>>,
     pub(crate) backoff: Option<At<Backoff>>,
@@ -179,6 +180,7 @@ impl Options {
                 )
             }
             "slow_call" => self.slow_call = keep(errors, nonzero_duration(value, key)),
+            "warm_up" => self.warm_up = keep(errors, nonzero_duration(value, key)),
             "retries" => {
                 self.retries = keep(
                     errors,

@@ -26,6 +26,7 @@ pub(crate) fn settings(options: &Options) -> Settings {
         slow_threshold: value(options.slow_threshold),
         mode: value(options.mode).unwrap_or(d.mode),
         record: value(options.record),
+        warm_up: value(options.warm_up),
     }
 }
 

@@ -58,6 +58,9 @@ pub struct Settings {
     /// What its flight recorder keeps; `None` for the process's default, read when the breaker
     /// is built (the last 10 minutes unless the process set another).
     pub record: Option<Record>,
+    /// How long after its first call the circuit does not open, whatever the window says
+    /// (outcomes are still recorded); `None` for none (default).
+    pub warm_up: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -82,6 +85,7 @@ impl Settings {
         slow_threshold: None,
         mode: Mode::Enforce,
         record: None,
+        warm_up: None,
     };
 
     /// `min_calls`, its default filled in.
@@ -148,6 +152,7 @@ impl Settings {
                 "slow_threshold" => next.slow_threshold = v.slow_threshold,
                 "mode" => next.mode = v.mode,
                 "record" => next.record = v.record,
+                "warm_up" => next.warm_up = v.warm_up,
                 _ => {}
             }
         }
@@ -226,6 +231,7 @@ impl Settings {
         if self.slow_threshold.is_some() && self.slow_call.is_none() {
             found.push(ConfigError::SlowThresholdWithoutSlowCall);
         }
+        duration(&mut found, "warm_up", self.warm_up);
         if let Some(Record::Last(span)) = self.record {
             if span < Duration::from_secs(1) {
                 found.push(ConfigError::RecordTooShort { value: span });

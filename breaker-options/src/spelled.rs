@@ -327,6 +327,7 @@ pub(crate) fn set_setting<E: de::Error>(
         "break_jitter" => s.break_jitter = Some(value.read(key, grammar::percentage)?),
         "slow_call" => s.slow_call = Some(value.read(key, grammar::nonzero_duration)?),
         "record" => s.record = Some(value.read(key, grammar::record)?),
+        "warm_up" => s.warm_up = Some(value.read(key, grammar::nonzero_duration)?),
         _ => return Err(E::custom(unknown(key))),
     }
     Ok(())

@@ -20,6 +20,7 @@ pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["slow_threshold"], "`\"100%\"`"),
     (&["mode"], "`\"enforce\"`"),
     (&["record"], "`\"10m\"` (the process's default)"),
+    (&["warm_up"], "none"),
     (&["retries"], "0"),
     (&["backoff"], "`\"100ms..10s\"` (with `retries`)"),
     (&["retry_budget"], "`\"20%\"` (with `retries`)"),

@@ -57,7 +57,7 @@ pub(super) fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> 
 }
 
 /// The fields of `breaker_options::Settings`, one per option the configuration holds.
-const SETTINGS_FIELDS: usize = 13;
+const SETTINGS_FIELDS: usize = 14;
 
 /// The configuration as a `Settings` literal that names only the options written, so every
 /// default comes from its one definition in `breaker-options`.
@@ -137,6 +137,10 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
     if let Some(t) = options.slow_threshold {
         let v = rate(t.value);
         fields.push(quote!(slow_threshold: ::core::option::Option::Some(#v)));
+    }
+    if let Some(w) = options.warm_up {
+        let v = optional(Some(w.value));
+        fields.push(quote!(warm_up: #v));
     }
     if let Some(r) = options.record {
         let v = match r.value {

@@ -24,6 +24,8 @@ pub(crate) fn settings(written: &Written) -> Settings {
         mode: written.mode.unwrap_or(d.mode),
         // A replay's breaker records nothing of its own: the trace is the record.
         record: None,
+        // From the trace's first call, as from the live breaker's.
+        warm_up: written.warm_up,
     }
 }
 

@@ -26,6 +26,7 @@ pub(crate) struct Written {
     pub(crate) break_growth: Option<BreakGrowth>,
     pub(crate) probes: Option<u32>,
     pub(crate) slow_call: Option<Duration>,
+    pub(crate) warm_up: Option<Duration>,
     pub(crate) slow_threshold: Option<Rate>,
     pub(crate) mode: Option<Mode>,
     pub(crate) name: Option<String>,
@@ -66,6 +67,7 @@ pub(crate) fn read(written: &mut Written, key: &str, value: &Value) -> Result<()
             )?)
         }
         "slow_call" => written.slow_call = Some(nonzero_duration(value, key)?),
+        "warm_up" => written.warm_up = Some(nonzero_duration(value, key)?),
         "record" => {
             let what = "a span such as \"30m\", or \"off\"";
             from_text(value, key, what, grammar::record)?;

@@ -242,7 +242,8 @@ impl Ladders {
 
     /// The options at `point`, spelled as the attribute takes them: each option that differs
     /// from the library's default, in a fixed order. Options the search does not move are
-    /// carried from the current options (`break_growth`, where a cap lets it grow).
+    /// carried from the current options (`break_growth`, where a cap lets it grow, and
+    /// `warm_up`).
     pub fn spell(&self, point: Point, current: &Settings) -> String {
         let mut spelled = String::new();
         let mut option = |text: String| {
@@ -284,6 +285,9 @@ impl Ladders {
             .filter(|g| g.hundredths() != BreakGrowth::DEFAULT.hundredths());
         if let (Some(growth), Value::Duration(Some(_))) = (growth, value(Knob::MaxBreakDuration)) {
             option(format!("break_growth = \"{}x\"", growth.factor()));
+        }
+        if let Some(warm_up) = current.warm_up {
+            option(format!("warm_up = \"{}\"", duration(warm_up)));
         }
         spelled
     }

@@ -54,7 +54,7 @@ impl Serialize for State {
 
 impl Serialize for Config {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Config", 14)?;
+        let mut s = serializer.serialize_struct("Config", 15)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("threshold", &self.threshold())?;
         s.serialize_field("window", &self.window())?;
@@ -74,6 +74,7 @@ impl Serialize for Config {
         // As the attribute spells it ("10m", "off"); null for a configuration that leaves it
         // to the process's default, which a live breaker's never does.
         s.serialize_field("record", &self.record().map(|r| r.to_string()))?;
+        s.serialize_field("warm_up_ms", &self.warm_up().map(millis))?;
         s.end()
     }
 }

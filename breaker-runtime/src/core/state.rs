@@ -92,6 +92,7 @@ impl fmt::Display for State {
 /// | 24 | the flight recorder is wanted and not yet allocated: the closed admission takes the long way, once |
 /// | 25 | the flight recorder keeps the calls: admission reads the clock |
 /// | 26 | the flight recorder dates calls by the coarse clock |
+/// | 27 | a warm-up waits for the first call to start it: the closed admission takes the long way, once |
 /// | 32-63 | the generation, advanced by every transition |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Word(pub(crate) u64);
@@ -110,6 +111,7 @@ const FAILED_PROBES: u64 = 0xff << FAILED_SHIFT;
 const FLIGHT_PENDING: u64 = 1 << 24;
 const FLIGHT: u64 = 1 << 25;
 const FLIGHT_COARSE: u64 = 1 << 26;
+const WARM_PENDING: u64 = 1 << 27;
 /// What every later word keeps (failed probes only until the circuit closes).
 const KEPT: u64 = COUNTED
     | LISTENED
@@ -121,7 +123,8 @@ const KEPT: u64 = COUNTED
     | FAILED_PROBES
     | FLIGHT_PENDING
     | FLIGHT
-    | FLIGHT_COARSE;
+    | FLIGHT_COARSE
+    | WARM_PENDING;
 
 impl Word {
     pub(crate) const fn new(generation: u32, state: State) -> Word {
@@ -180,6 +183,16 @@ impl Word {
         self.0 & FLIGHT_PENDING != 0
     }
 
+    /// The bit that marks a breaker whose warm-up waits for its first call, set and cleared
+    /// under the lock (and at build).
+    pub(crate) const WARM_PENDING_BIT: u64 = WARM_PENDING;
+
+    /// Whether a warm-up waits for the first call to start it.
+    #[inline]
+    pub(crate) const fn warm_pending(self) -> bool {
+        self.0 & WARM_PENDING != 0
+    }
+
     /// Whether the flight recorder keeps the calls.
     #[inline]
     pub(crate) const fn flight(self) -> bool {
@@ -198,11 +211,11 @@ impl Word {
         self.0 & INJECTING != 0
     }
 
-    /// Closed, with nothing injected and no flight recorder to allocate: the one test the closed admission makes, as cheap as
+    /// Closed, with nothing injected, no flight recorder to allocate and no warm-up to start: the one test the closed admission makes, as cheap as
     /// asking for the state alone (the closed state's code is 0).
     #[inline]
     pub(crate) const fn plainly_closed(self) -> bool {
-        self.0 & (STATE_BITS | INJECTING | FLIGHT_PENDING) == State::Closed.code()
+        self.0 & (STATE_BITS | INJECTING | FLIGHT_PENDING | WARM_PENDING) == State::Closed.code()
     }
 
     /// Whether the breaker was ever reconfigured.

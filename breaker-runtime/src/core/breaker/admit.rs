@@ -164,6 +164,10 @@ impl Breaker {
             self.begin_flight();
             word = self.word();
         }
+        if word.warm_pending() {
+            self.begin_warm_up();
+            word = self.word();
+        }
         loop {
             match word.state() {
                 State::Closed => {

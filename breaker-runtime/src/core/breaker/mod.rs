@@ -24,6 +24,7 @@
 //! | `snapshot.rs` | what it holds, for dashboards |
 //! | `trace.rs` | its calls recorded one by one, when asked, for replay |
 //! | `flight.rs` | its recent calls and transitions, recorded always (unless `record = "off"`) |
+//! | `warm_up.rs` | a while after its first call when the circuit does not open |
 //! | `permit.rs`, `kind.rs` | the permit a call carries, and what it was admitted as |
 //! | `observer.rs` | the hook call observers (metrics) subscribe to |
 
@@ -63,6 +64,7 @@ pub(crate) mod snapshot;
 mod trace;
 pub(crate) mod transition;
 mod wait;
+mod warm_up;
 
 use counts::Counters;
 pub use drill::DrillError;
@@ -141,6 +143,8 @@ struct Outside {
     injection: OnceLock<Box<inject::Slot>>,
     /// The flight recorder, allocated by the first call while `record` is on.
     flight: OnceLock<Box<Flight>>,
+    /// The warm-up, for a breaker that has one.
+    warm_up: warm_up::WarmUp,
 }
 
 /// What only the rare paths touch.
@@ -163,7 +167,8 @@ impl Breaker {
         if config.record() != Some(Record::Off) {
             start = Word(start.0 | Word::FLIGHT_PENDING_BIT);
         }
-        Breaker {
+        let warm_up = config.warm_up();
+        let breaker = Breaker {
             state: AtomicU64::new(start.0),
             open_until: AtomicU64::new(0),
             window: Window::new(config.window(), start.generation()),
@@ -175,7 +180,11 @@ impl Breaker {
             }),
             outside: OnceLock::new(),
             config: LiveConfig::new(config),
+        };
+        if warm_up.is_some() {
+            breaker.set_warm_up(warm_up);
         }
+        breaker
     }
 
     /// The breaker's name.
@@ -188,7 +197,9 @@ impl Breaker {
     /// operator's [`set_mode`](Self::set_mode) included). (A copy: a reconfiguration may
     /// replace it at any time.)
     pub fn config(&self) -> Config {
-        Config::from_words(self.name().clone(), self.config_words()).with_mode(self.word().mode())
+        Config::from_words(self.name().clone(), self.config_words())
+            .with_mode(self.word().mode())
+            .with_warm_up(self.warm_up())
     }
 
     /// The words of the configuration in force, never half of one configuration and half of
@@ -390,10 +401,11 @@ mod footprint {
         // and what reconfigurations make once one is made (16 more: the struct above keeps its
         // size, and a breaker never reconfigured finds its window and probes where it did), and
         // the trace once one is started (16 more, for the same reason), the drill once one
-        // is started (16 more, likewise), the injection once one is started (16 more), and the
-        // flight recorder once the breaker is called (16 more).
+        // is started (16 more, likewise), the injection once one is started (16 more), the
+        // flight recorder once the breaker is called (16 more), and the warm-up's length and
+        // start (16 more: read only by the judgement that would open the circuit).
         assert!(
-            outside - shards <= 152,
+            outside - shards <= 168,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );
@@ -426,11 +438,12 @@ mod reconfigured_footprint {
         let options = breaker.memory_footprint() - built;
         // What the first change allocates: the outside seams' state it lives in (with the
         // counts' shards, a cache line per thread number) and the record of the changes (three
-        // configurations, each 8 bytes longer since it carries `record`, and 16 bytes more in
-        // the outside seams for the flight recorder's slot).
+        // configurations, each 8 bytes longer since it carries `record` and 8 more since it
+        // carries `warm_up`, and 16 bytes more in the outside seams for the flight recorder's
+        // slot, 16 for the warm-up).
         let shards = breaker.outside.get().unwrap().counters.heap_bytes();
         assert!(
-            options - shards <= 544,
+            options - shards <= 584,
             "new options alone: {options} bytes, {shards} of them the counts' shards"
         );
         breaker

@@ -247,7 +247,7 @@ impl Breaker {
     ) -> Result<Reconfigured, ConfigError> {
         // A configuration that names no `record` means the process's default, as when built.
         let next = next.with_record_resolved(crate::core::config::default_record::default_record());
-        let before = self.config.settled();
+        let before = self.config.settled().with_warm_up(self.warm_up());
         let word = self.word();
         let now = clock::now();
         let replaced = self.outside().replaced.get_or_init(|| {
@@ -304,6 +304,9 @@ impl Breaker {
         }
         if let Some(record) = next.record().filter(|r| Some(*r) != before.record()) {
             self.apply_record(record);
+        }
+        if next.warm_up() != before.warm_up() {
+            self.set_warm_up(next.warm_up());
         }
         if !word.reconfigured() {
             // Release, before the first word is written: a reader that sees a new word and then

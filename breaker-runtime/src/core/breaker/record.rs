@@ -213,12 +213,15 @@ impl Breaker {
             if !seen.is(generation, State::Closed) {
                 return;
             }
-            self.transition(
-                &mut cold,
-                seen,
-                State::Open,
-                Change::local(tally, clock::now()),
-            )
+            let now = clock::now();
+            if self.warming_up(now) {
+                // The outcomes stay in the window, and the next one is judged whatever it does
+                // to the counts (a failure pushing a failure out changes none): the first
+                // judgement after the warm-up sees them.
+                self.window().rules_changed();
+                return;
+            }
+            self.transition(&mut cold, seen, State::Open, Change::local(tally, now))
         };
         if let Some(event) = event {
             self.emit(event);

@@ -37,7 +37,7 @@ pub struct ConfigBuilder {
 
 /// The options a live breaker can change, in the attribute's order: the bits of
 /// `ConfigBuilder::named`.
-const OPTIONS: [&str; 13] = [
+const OPTIONS: [&str; 14] = [
     "threshold",
     "window",
     "min_calls",
@@ -51,6 +51,7 @@ const OPTIONS: [&str; 13] = [
     "slow_threshold",
     "mode",
     "record",
+    "warm_up",
 ];
 
 impl Default for ConfigBuilder {
@@ -171,6 +172,15 @@ impl ConfigBuilder {
     pub fn record(mut self, record: Record) -> Self {
         self.settings.record = Some(record);
         self.name_option("record");
+        self
+    }
+
+    /// For `warm_up` after the breaker's first call, the circuit does not open whatever its
+    /// window says; the outcomes are still recorded, so the first judgement after it sees them
+    /// (opossum's `allowWarmUp`).
+    pub fn warm_up(mut self, warm_up: Duration) -> Self {
+        self.settings.warm_up = Some(warm_up);
+        self.name_option("warm_up");
         self
     }
 

@@ -63,6 +63,10 @@ pub struct Config {
     /// What the flight recorder keeps: its span in whole seconds (rounded up), `RECORD_OFF`
     /// or `RECORD_DEFAULT` (the process's default, not yet read).
     record: u32,
+    /// How long after its first call the circuit does not open. Not among the live words (no
+    /// call reads it, only the judgement that would open the circuit): a live breaker keeps
+    /// it beside its warm-up (`breaker/warm_up.rs`).
+    warm_up: u64,
 }
 
 const RECORD_OFF: u32 = 0;
@@ -213,6 +217,7 @@ impl Config {
                 // At least a second (checked), so never mistaken for either mark.
                 Some(Record::Last(span)) => record_secs(span),
             },
+            warm_up: nanos_or_zero(settings.warm_up),
         }
     }
 
@@ -243,6 +248,7 @@ impl Config {
             slow_threshold: self.slow_call().map(|_| self.slow_threshold),
             mode: self.mode(),
             record: self.record(),
+            warm_up: self.warm_up(),
         }
     }
 
@@ -345,6 +351,18 @@ impl Config {
     pub fn slow_threshold(&self) -> Rate {
         self.slow_threshold
     }
+    /// How long after its first call the circuit does not open, whatever its window says;
+    /// `None` for no warm-up.
+    pub fn warm_up(&self) -> Option<Duration> {
+        nonzero_duration(self.warm_up)
+    }
+
+    /// The same configuration with another warm-up: how a live breaker tells the one it keeps.
+    pub(crate) fn with_warm_up(mut self, warm_up: Option<Duration>) -> Self {
+        self.warm_up = nanos_or_zero(warm_up);
+        self
+    }
+
     /// What the flight recorder keeps, its span in whole seconds (rounded up); `None` for the
     /// process's default, which a breaker reads when it is built
     /// ([`trace::set_default_record`](crate::trace::set_default_record)): the configuration of
@@ -464,6 +482,8 @@ impl Config {
             max_break_duration,
             slow_call,
             record: (rates >> RECORD_SHIFT) as u32 & RECORD_DEFAULT,
+            // Not among the words: the breaker adds the warm-up it keeps.
+            warm_up: 0,
         }
     }
 

@@ -133,7 +133,8 @@ impl Window {
         }
     }
 
-    /// The rules that judge the window changed (a reconfiguration): its next outcome is judged
+    /// The rules that judge the window changed (a reconfiguration, or a warm-up that held the
+    /// circuit closed when the window said open): its next outcome is judged
     /// even if it changes no count. (A time window judges every outcome that could open it.)
     pub(crate) fn rules_changed(&self) {
         match self {
