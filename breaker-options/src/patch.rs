@@ -133,6 +133,19 @@ mod tests {
     }
 
     #[test]
+    fn a_warm_up_is_read_as_the_attribute_reads_it_and_changes_live() {
+        let next = patch(r#"{ "warm_up": "45s" }"#)
+            .unwrap()
+            .apply(Settings::DEFAULT)
+            .unwrap();
+        assert_eq!(next.warm_up, Some(std::time::Duration::from_secs(45)));
+        let error = patch(r#"{ "warm_up": 30 }"#).unwrap_err();
+        assert!(error.contains("invalid `warm_up`"), "{error}");
+        let error = patch(r#"{ "warm_up": "0s" }"#).unwrap_err();
+        assert!(error.contains("longer than zero"), "{error}");
+    }
+
+    #[test]
     fn a_partial_patch_keeps_every_other_option() {
         let live = Settings {
             window: Window::Time(Duration::from_secs(60)),
