@@ -107,7 +107,9 @@ impl Drop for SimulatedClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Breaker, Config, State};
+    use crate::core::breaker::Breaker;
+    use crate::core::config::Config;
+    use crate::core::state::State;
 
     #[test]
     fn one_clock_a_thread_and_tokios_again_once_dropped() {

@@ -46,7 +46,7 @@ pub(crate) fn now() -> Nanos {
 
 #[cfg(all(feature = "simulation", not(breaker_loom)))]
 std::thread_local! {
-    /// The simulated clock's reading on this thread ([`crate::simulation`]), or 0 while none
+    /// The simulated clock's reading on this thread (the `simulation` module's), or 0 while none
     /// runs: a reading is at least 1.
     pub(crate) static SIMULATED: std::cell::Cell<Nanos> = const { std::cell::Cell::new(0) };
 }

@@ -8,6 +8,7 @@
 //! calls have no useful fallback) makes it down, and only while it turns calls away.
 
 use crate::base::name::Name;
+use crate::core::breaker::Breaker;
 use crate::core::config::Mode;
 use crate::core::state::State;
 
@@ -102,7 +103,7 @@ impl Health {
 }
 
 /// The health of these breakers.
-pub(crate) fn of(breakers: &[std::sync::Arc<crate::Breaker>]) -> Health {
+pub(crate) fn of(breakers: &[std::sync::Arc<Breaker>]) -> Health {
     Health {
         breakers: breakers.len(),
         degraded: breakers
