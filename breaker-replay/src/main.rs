@@ -30,7 +30,7 @@ failure to the end of its last failing second.
 Options as in the attribute. retries, backoff, retry_budget, deadline, max_concurrent, max_wait,
 fallback, is_failure, crate, stale_for, stale_entries and break_jitter are refused with the
 reason; name labels the row; mode and record change nothing (a replay always enforces,
-and its trace is its record).";
+and its trace is its record); warm_up counts from the trace's first call.";
 
 /// Replays a recorded trace through the real circuit breaker under candidate options, and says
 /// what each would have done.
