@@ -169,3 +169,19 @@ fn ignored_calls_count_for_nothing_and_healthy_ones_are_successes() {
     let (changes, _) = replayed("0,5,failure\n10,5,healthy\n20,5,failure\n", options);
     assert_eq!(changes, [], "the healthy call is a success in the window");
 }
+
+#[test]
+fn a_warm_up_counts_from_the_traces_first_call() {
+    // Failures every 100 ms from 0: a window of 2 says open at 101 ms, but the warm-up holds it
+    // closed until 1 000 ms after the first call; the failure admitted at 1 000 ms ends at
+    // 1 001 ms and is the first judgement after it.
+    let csv: String = (0..15)
+        .map(|i| format!("{},1,failure\n", i * 100))
+        .collect();
+    let (changes, fates) = replayed(&csv, r#"window = "2", warm_up = "1s""#);
+    assert_eq!(changes, [(1_001, Closed, Open)]);
+    assert!(fates[..11].iter().all(|f| *f == Fate::Ran(Ending::Failed)));
+    assert_eq!(fates[11], Fate::Rejected);
+    let (without, _) = replayed(&csv, r#"window = "2""#);
+    assert_eq!(without[0], (101, Closed, Open));
+}
