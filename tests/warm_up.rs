@@ -110,9 +110,14 @@ async fn a_live_change_moves_the_end_counted_from_the_first_call() {
     let breaker = warmed(Config::builder().count_window(2));
     let first = tokio::time::Instant::now();
     failing(&breaker, 2);
-    breaker
+    let change = breaker
         .update(Config::builder().warm_up(Duration::from_secs(90)))
         .unwrap();
+    assert_eq!(
+        change.changed(),
+        ["warm_up"],
+        "named in the change and its log line"
+    );
     assert_eq!(
         breaker.warm_up_ends(),
         Some(first + Duration::from_secs(90))
@@ -121,6 +126,23 @@ async fn a_live_change_moves_the_end_counted_from_the_first_call() {
     tokio::time::advance(Duration::from_secs(60)).await;
     failing(&breaker, 1);
     assert_eq!(breaker.state(), State::Closed, "60 s in, of 90");
+
+    // A change of another option keeps it.
+    breaker.update(Config::builder().threshold(60.0)).unwrap();
+    assert_eq!(breaker.config().warm_up(), Some(Duration::from_secs(90)));
+    assert_eq!(
+        breaker.built_config().warm_up(),
+        Some(Duration::from_secs(30))
+    );
+    breaker.reset_config();
+    assert_eq!(
+        breaker.config().warm_up(),
+        Some(Duration::from_secs(30)),
+        "as built"
+    );
+    breaker
+        .update(Config::builder().warm_up(Duration::from_secs(90)))
+        .unwrap();
 
     let mut none = breaker.config().settings();
     none.warm_up = None;

@@ -171,7 +171,7 @@ impl Breaker {
     ) -> Result<Reconfigured, ConfigError> {
         let change = {
             let cold = self.cold();
-            let settings = next(self.config.settled().settings())?;
+            let settings = next(self.settled_config().settings())?;
             settings.check()?;
             let next = Config::__checked(self.name().clone(), settings);
             self.swap_config(&cold, next, source)?
@@ -228,7 +228,7 @@ impl Breaker {
     fn built_config_locked(&self) -> Config {
         match self.replaced() {
             Some(replaced) => replaced.changes().built.clone(),
-            None => self.config.settled(),
+            None => self.settled_config(),
         }
     }
 
@@ -247,7 +247,7 @@ impl Breaker {
     ) -> Result<Reconfigured, ConfigError> {
         // A configuration that names no `record` means the process's default, as when built.
         let next = next.with_record_resolved(crate::core::config::default_record::default_record());
-        let before = self.config.settled().with_warm_up(self.warm_up());
+        let before = self.settled_config();
         let word = self.word();
         let now = clock::now();
         let replaced = self.outside().replaced.get_or_init(|| {

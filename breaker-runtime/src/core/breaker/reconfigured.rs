@@ -156,6 +156,8 @@ pub(crate) fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
                 != next.slow_call.map(|_| next.slow_threshold()),
         ),
         ("mode", now.mode != next.mode),
+        ("record", now.record != next.record),
+        ("warm_up", now.warm_up != next.warm_up),
     ]
     .into_iter()
     .filter_map(|(option, differs)| differs.then_some(option))
@@ -193,6 +195,9 @@ impl fmt::Display for Options<'_> {
                 ", slow_call = \"{slow:?}\", slow_threshold = \"{}%\"",
                 c.slow_threshold().percent()
             )?;
+        }
+        if let Some(warm_up) = c.warm_up() {
+            write!(f, ", warm_up = \"{warm_up:?}\"")?;
         }
         write!(f, ", mode = \"{}\"", c.mode().as_str())
     }

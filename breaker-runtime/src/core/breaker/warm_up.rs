@@ -35,6 +35,12 @@ impl Breaker {
         (span > 0).then(|| Duration::from_nanos(span))
     }
 
+    /// The configuration in force with the warm-up it keeps beside it, read by a caller that
+    /// holds the lock: what a change of options starts from.
+    pub(super) fn settled_config(&self) -> crate::core::config::Config {
+        self.config.settled().with_warm_up(self.warm_up())
+    }
+
     /// Sets the warm-up's length: at build, or by a live change under the lock. One that has
     /// not started waits for the next call.
     pub(super) fn set_warm_up(&self, span: Option<Duration>) {
