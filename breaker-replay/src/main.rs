@@ -155,21 +155,14 @@ fn run(args: &Args) -> Result<String, Vec<String>> {
     };
     let trace = read_trace(path).map_err(|e| vec![e.to_string()])?;
     let report = report(&trace, &candidates).map_err(|e| vec![e.to_string()])?;
-    if report.trace.calls == report.trace.rejected {
-        // Not an error: the report is what it is, and a script reading it goes on.
-        eprintln!("{}", nothing_to_judge(path, &report.trace));
-    }
-    if let Some(path) = &args.svg {
-        let drawn = svg(&report, &trace).map_err(|e| vec![e.to_string()])?;
-        std::fs::write(path, drawn).map_err(|e| vec![format!("{}: {e}", path.display())])?;
-    }
-    if args.json {
-        serde_json::to_string_pretty(&report)
-            .map(|json| json + "\n")
-            .map_err(|e| vec![e.to_string()])
-    } else {
-        Ok(table(&report, &file_name(path)))
-    }
+    answer(
+        path,
+        &report.trace,
+        &report,
+        args.svg.as_deref().map(|to| (to, svg(&report, &trace))),
+        args.json,
+        || table(&report, &file_name(path)),
+    )
 }
 
 fn run_suggest(args: &SuggestArgs) -> Result<String, Vec<String>> {
@@ -219,23 +212,45 @@ fn run_suggest(args: &SuggestArgs) -> Result<String, Vec<String>> {
         budget: args.budget,
     };
     let suggestion = suggest(&trace, &request).map_err(|e| vec![e.to_string()])?;
-    if suggestion.trace.calls == suggestion.trace.rejected {
-        eprintln!("{}", nothing_to_judge(&args.trace, &suggestion.trace));
+    answer(
+        &args.trace,
+        &suggestion.trace,
+        &suggestion,
+        args.svg
+            .as_deref()
+            .map(|to| (to, breaker_replay::suggest::chart::svg(&suggestion))),
+        args.json,
+        || breaker_replay::suggest::table::table(&suggestion, &file_name(&args.trace)),
+    )
+}
+
+/// What both commands end with: the warning for a trace with nothing to judge, the picture
+/// written where asked, and the answer as JSON or as the table.
+fn answer(
+    path: &std::path::Path,
+    summary: &breaker_replay::report::TraceSummary,
+    answer: &impl serde::Serialize,
+    picture: Option<(
+        &std::path::Path,
+        Result<String, breaker_replay::chart::ChartError>,
+    )>,
+    json: bool,
+    table: impl FnOnce() -> String,
+) -> Result<String, Vec<String>> {
+    if summary.calls == summary.rejected {
+        // Not an error: the answer is what it is, and a script reading it goes on.
+        eprintln!("{}", nothing_to_judge(path, summary));
     }
-    if let Some(path) = &args.svg {
-        let drawn =
-            breaker_replay::suggest::chart::svg(&suggestion).map_err(|e| vec![e.to_string()])?;
-        std::fs::write(path, drawn).map_err(|e| vec![format!("{}: {e}", path.display())])?;
+    if let Some((to, drawn)) = picture {
+        let drawn = drawn.map_err(|e| vec![e.to_string()])?;
+        std::fs::write(to, drawn).map_err(|e| vec![format!("{}: {e}", to.display())])?;
     }
-    if args.json {
-        serde_json::to_string_pretty(&suggestion)
+    if json {
+        serde_json::to_string_pretty(answer)
             .map(|json| json + "\n")
             .map_err(|e| vec![e.to_string()])
     } else {
-        Ok(breaker_replay::suggest::table::table(
-            &suggestion,
-            &file_name(&args.trace),
-        ))
+        Ok(table())
     }
 }
 

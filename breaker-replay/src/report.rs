@@ -101,15 +101,25 @@ pub struct Transition {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn report(trace: &[Entry], candidates: &[Candidate]) -> Result<Report, ReplayError> {
-    let configs: Vec<_> = candidates.iter().map(|c| c.config.clone()).collect();
     let outages = outages(trace);
-    let rows = replay_each(trace, &configs, |i, replayed| {
-        row(&candidates[i], trace, &replayed, &outages)
-    })?;
+    let rows = rows(trace, candidates, &outages)?;
     Ok(Report {
         trace: summary(trace),
         outages,
         rows,
+    })
+}
+
+/// Each candidate's row, its replay summed up on the thread that ran it, against the trace's
+/// `outages`.
+pub(crate) fn rows(
+    trace: &[Entry],
+    candidates: &[Candidate],
+    outages: &[Outage],
+) -> Result<Vec<Row>, ReplayError> {
+    let configs: Vec<_> = candidates.iter().map(|c| c.config.clone()).collect();
+    replay_each(trace, &configs, |i, replayed| {
+        row(&candidates[i], trace, &replayed, outages)
     })
 }
 

@@ -46,8 +46,8 @@ use serde::Serialize;
 use crate::front::{Figures, front};
 use crate::options::{Candidate, parse_options};
 use crate::outage::{Outage, outages};
-use crate::replay::{ReplayError, replay_each};
-use crate::report::{Row, TraceSummary, row, summary};
+use crate::replay::ReplayError;
+use crate::report::{Row, TraceSummary, rows, summary};
 use knobs::{Knob, Ladders, Point};
 use search::Walk;
 
@@ -236,12 +236,7 @@ pub fn suggest(trace: &[Entry], request: &Request) -> Result<Suggestion, ReplayE
             keep
         },
     };
-    let replay_rows = |candidates: &[Candidate]| -> Result<Vec<Row>, ReplayError> {
-        let configs: Vec<_> = candidates.iter().map(|c| c.config.clone()).collect();
-        replay_each(trace, &configs, |i, replayed| {
-            row(&candidates[i], trace, &replayed, &outages)
-        })
-    };
+    let replay_rows = |candidates: &[Candidate]| rows(trace, candidates, &outages);
 
     let current_row = replay_rows(std::slice::from_ref(&request.current))?
         .pop()
