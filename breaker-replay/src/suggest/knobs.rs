@@ -259,25 +259,18 @@ impl Ladders {
             if here == value_of(knob, &defaults) {
                 continue;
             }
-            let name = knob.name();
-            match (knob, here) {
-                (Knob::SlowThreshold, _) if value(Knob::SlowCall) == Value::Duration(None) => {}
+            let skipped = match knob {
+                Knob::SlowThreshold => value(Knob::SlowCall) == Value::Duration(None),
                 // The window's own default, written out, is the default.
-                (Knob::MinCalls, Value::Count(Some(n)))
-                    if Some(n) == default_min_calls(value(Knob::Window)) => {}
-                (_, Value::Rate(rate)) => option(format!("{name} = \"{rate}\"")),
-                (_, Value::Window(Window::Count(n))) => option(format!("{name} = \"{n}\"")),
-                (_, Value::Window(Window::Time(d))) => {
-                    option(format!("{name} = \"{}\"", duration(d)));
-                }
-                (_, Value::Count(Some(n))) => option(format!("{name} = {n}")),
-                (Knob::Timeout, Value::Duration(Some(d))) => {
-                    option(format!("timeout_ms = {}", d.as_millis()));
-                }
-                (_, Value::Duration(Some(d))) => option(format!("{name} = \"{}\"", duration(d))),
-                (Knob::Timeout, Value::Duration(None)) => option("timeout = \"off\"".into()),
-                // Left to its default: off, none, or the window's own.
-                (_, Value::Count(None) | Value::Duration(None)) => {}
+                Knob::MinCalls => here == Value::Count(default_min_calls(value(Knob::Window))),
+                _ => false,
+            };
+            // Left to its default when it has no token: off, none, or the window's own.
+            if let Some((key, token)) = token(knob, here).filter(|_| !skipped) {
+                option(match token {
+                    Token::Text(text) => format!("{key} = \"{text}\""),
+                    Token::Number(n) => format!("{key} = {n}"),
+                });
             }
         }
         let growth = current
@@ -311,34 +304,52 @@ impl Ladders {
             if here == was && !min_calls_anew {
                 continue;
             }
-            let json = match (knob, here) {
-                (Knob::SlowThreshold, _)
-                    if value(point, Knob::SlowCall) == Value::Duration(None) =>
-                {
-                    continue;
-                }
-                (_, Value::Rate(rate)) => Json::from(rate.to_string()),
-                (_, Value::Window(Window::Count(n))) => Json::from(n),
-                (_, Value::Window(Window::Time(d))) => Json::from(duration(d)),
-                (Knob::MinCalls, Value::Count(n)) => {
-                    match n.or_else(|| default_min_calls(value(point, Knob::Window))) {
-                        Some(n) => Json::from(n),
-                        None => continue,
-                    }
-                }
-                (_, Value::Count(Some(n))) => Json::from(n),
-                (_, Value::Count(None)) => continue,
-                (Knob::Timeout, Value::Duration(Some(d))) => {
-                    change.insert("timeout_ms".into(), Json::from(d.as_millis() as u64));
-                    continue;
-                }
-                (Knob::Timeout, Value::Duration(None)) => Json::from("off"),
-                (_, Value::Duration(Some(d))) => Json::from(duration(d)),
-                (_, Value::Duration(None)) => return Err(knob),
+            if knob == Knob::SlowThreshold && value(point, Knob::SlowCall) == Value::Duration(None)
+            {
+                continue;
+            }
+            let token = match (knob, here) {
+                (Knob::MinCalls, Value::Count(n)) => n
+                    .or_else(|| default_min_calls(value(point, Knob::Window)))
+                    .map(|n| ("min_calls", Token::Number(u64::from(n)))),
+                // Off or none, which a change of live options cannot write.
+                (_, Value::Duration(None)) if knob != Knob::Timeout => return Err(knob),
+                _ => token(knob, here),
             };
-            change.insert(knob.name().into(), json);
+            if let Some((key, token)) = token {
+                let json = match token {
+                    Token::Text(text) => Json::from(text),
+                    Token::Number(n) => Json::from(n),
+                };
+                change.insert(key.into(), json);
+            }
         }
         Ok(change)
+    }
+}
+
+/// A value as the attribute writes it: a string with its unit or word, or a bare count.
+enum Token {
+    Text(String),
+    Number(u64),
+}
+
+/// The option and token that write `value` of `knob` (`timeout_ms` for a timeout); `None` for
+/// a value written by leaving the option out (off, none, the window's own `min_calls`).
+fn token(knob: Knob, value: Value) -> Option<(&'static str, Token)> {
+    let name = knob.name();
+    match (knob, value) {
+        (_, Value::Rate(rate)) => Some((name, Token::Text(rate.to_string()))),
+        (_, Value::Window(Window::Count(n))) => Some((name, Token::Text(n.to_string()))),
+        (_, Value::Window(Window::Time(d))) => Some((name, Token::Text(duration(d)))),
+        (_, Value::Count(Some(n))) => Some((name, Token::Number(u64::from(n)))),
+        (Knob::Timeout, Value::Duration(Some(d))) => Some((
+            "timeout_ms",
+            Token::Number(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        )),
+        (Knob::Timeout, Value::Duration(None)) => Some(("timeout", Token::Text("off".into()))),
+        (_, Value::Duration(Some(d))) => Some((name, Token::Text(duration(d)))),
+        (_, Value::Count(None) | Value::Duration(None)) => None,
     }
 }
 
