@@ -54,6 +54,11 @@ impl Degraded {
     pub fn turns_calls_away(&self) -> bool {
         matches!(self.state, State::Open | State::ForcedOpen) && self.mode == Mode::Enforce
     }
+
+    /// Whether `critical` names it.
+    pub fn named_in(&self, critical: &[impl AsRef<str>]) -> bool {
+        critical.iter().any(|name| self.name == name.as_ref())
+    }
 }
 
 /// The service's health as the breakers see it.
@@ -85,7 +90,7 @@ impl Health {
         self.degraded
             .iter()
             .filter(|d| d.turns_calls_away())
-            .filter(|d| critical.iter().any(|name| d.name == name.as_ref()))
+            .filter(|d| d.named_in(critical))
             .collect()
     }
 

@@ -22,7 +22,7 @@ pub(super) async fn get(State(endpoint): State<Endpoint>) -> Response {
                 "name": d.name.as_ref(),
                 "state": d.state.as_str(),
                 "mode": d.mode.as_str(),
-                "critical": critical.iter().any(|c| d.name == c.as_str()),
+                "critical": d.named_in(critical),
             })
         })
         .collect();

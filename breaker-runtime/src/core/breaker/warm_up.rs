@@ -31,8 +31,8 @@ pub(super) struct WarmUp {
 impl Breaker {
     /// The warm-up this breaker keeps, if any.
     pub(super) fn warm_up(&self) -> Option<Duration> {
-        let span = self.outside.get()?.warm_up.span.load(Ordering::Relaxed);
-        (span > 0).then(|| Duration::from_nanos(span))
+        self.warm_up_reading()
+            .map(|(span, _)| Duration::from_nanos(span))
     }
 
     /// The configuration in force with the warm-up it keeps beside it, read by a caller that
@@ -79,13 +79,16 @@ impl Breaker {
     /// Whether the circuit must not open at `now`: its warm-up has not ended. The caller holds
     /// the lock.
     pub(super) fn warming_up(&self, now: Nanos) -> bool {
-        let Some(outside) = self.outside.get() else {
-            return false;
-        };
-        let span = outside.warm_up.span.load(Ordering::Relaxed);
-        let started = outside.warm_up.started.load(Ordering::Relaxed);
         // Not started, with a span: no call was made, and none is judged before one is.
-        span > 0 && (started == 0 || now < started.saturating_add(span))
+        self.warm_up_reading()
+            .is_some_and(|(span, started)| started == 0 || now < started.saturating_add(span))
+    }
+
+    /// The warm-up's length and start (0 before the first call), if it has one.
+    fn warm_up_reading(&self) -> Option<(Nanos, Nanos)> {
+        let warm_up = &self.outside.get()?.warm_up;
+        let span = warm_up.span.load(Ordering::Relaxed);
+        (span > 0).then(|| (span, warm_up.started.load(Ordering::Relaxed)))
     }
 
     /// When its warm-up ends (`warm_up` after its first call), once the first call started it;
@@ -113,9 +116,7 @@ impl Breaker {
     /// # }
     /// ```
     pub fn warm_up_ends(&self) -> Option<tokio::time::Instant> {
-        let outside = self.outside.get()?;
-        let span = outside.warm_up.span.load(Ordering::Relaxed);
-        let started = outside.warm_up.started.load(Ordering::Relaxed);
-        (span > 0 && started > 0).then(|| clock::to_instant(started.saturating_add(span)))
+        let (span, started) = self.warm_up_reading()?;
+        (started > 0).then(|| clock::to_instant(started.saturating_add(span)))
     }
 }
