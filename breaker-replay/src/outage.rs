@@ -56,6 +56,11 @@ impl Second {
     }
 }
 
+/// Whether the dependency answered the call (`success`, `healthy` or `slow`): a healthy call.
+pub(crate) fn answered(outcome: Outcome) -> bool {
+    matches!(outcome, Outcome::Success | Outcome::Healthy | Outcome::Slow)
+}
+
 /// The trace's seconds that hold a known outcome, in order.
 pub fn seconds(trace: &[Entry]) -> Vec<Second> {
     let mut seconds: Vec<Second> = Vec::new();

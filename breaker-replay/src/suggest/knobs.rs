@@ -20,7 +20,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use breaker_options::{BreakGrowth, Rate, Settings, TIME_WINDOW_MIN_CALLS, Window};
-use breaker_runtime::trace::{Entry, Outcome};
+use breaker_runtime::trace::Entry;
+
+use crate::outage::answered;
 use serde::Serialize;
 
 /// An option `suggest` moves.
@@ -137,12 +139,7 @@ impl Ladders {
     pub fn new(trace: &[Entry], current: &Settings) -> Ladders {
         let mut answered: Vec<u64> = trace
             .iter()
-            .filter(|e| {
-                matches!(
-                    e.outcome,
-                    Outcome::Success | Outcome::Healthy | Outcome::Slow
-                )
-            })
+            .filter(|e| answered(e.outcome))
             .map(|e| e.duration_ms)
             .collect();
         answered.sort_unstable();
@@ -418,6 +415,7 @@ fn duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use breaker_runtime::trace::Outcome;
 
     fn call(duration_ms: u64, outcome: Outcome) -> Entry {
         Entry {

@@ -40,12 +40,12 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use breaker_options::Rate;
-use breaker_runtime::trace::{Entry, Outcome};
+use breaker_runtime::trace::Entry;
 use serde::Serialize;
 
 use crate::front::{Figures, front};
 use crate::options::{Candidate, parse_options};
-use crate::outage::{Outage, outages};
+use crate::outage::{Outage, answered, outages};
 use crate::replay::ReplayError;
 use crate::report::{Row, TraceSummary, rows, summary};
 use knobs::{Knob, Ladders, Point};
@@ -215,15 +215,7 @@ pub fn suggest(trace: &[Entry], request: &Request) -> Result<Suggestion, ReplayE
     let current_settings = request.current.settings();
     let ladders = Ladders::new(trace, &current_settings);
     let outages = outages(trace);
-    let healthy_calls = trace
-        .iter()
-        .filter(|e| {
-            matches!(
-                e.outcome,
-                Outcome::Success | Outcome::Healthy | Outcome::Slow
-            )
-        })
-        .count() as u64;
+    let healthy_calls = trace.iter().filter(|e| answered(e.outcome)).count() as u64;
     let constraints = Constraints {
         max_delay_ms: request
             .max_delay
