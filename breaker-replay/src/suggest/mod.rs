@@ -5,8 +5,9 @@
 //!
 //! | module | its job |
 //! |---|---|
-//! | [`knobs`] | the options moved, each a ladder of values; a point spelled as the attribute takes it |
+//! | [`knobs`] | the options moved, each a ladder of values, and a point of the search |
 //! | `search` | the walk: the whole space when it fits the budget, else a grid then refinement |
+//! | `spelling` | a point written as the attribute takes it, and as the `PUT` that makes it |
 //! | [`table`](mod@table), [`chart`] | the answer as text and as SVG |
 //!
 //! The front is over distinct figures: candidates with the same four figures make one row,
@@ -34,6 +35,7 @@
 pub mod chart;
 pub mod knobs;
 mod search;
+mod spelling;
 pub mod table;
 
 use std::collections::{HashMap, HashSet};
