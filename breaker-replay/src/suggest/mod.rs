@@ -6,6 +6,7 @@
 //! | module | its job |
 //! |---|---|
 //! | [`knobs`] | the options moved, each a ladder of values, and a point of the search |
+//! | `constraints` | what a row must meet to be on the front |
 //! | `search` | the walk: the whole space when it fits the budget, else a grid then refinement |
 //! | `spelling` | a point written as the attribute takes it, and as the `PUT` that makes it |
 //! | [`table`](mod@table), [`chart`] | the answer as text and as SVG |
@@ -33,6 +34,7 @@
 //! ```
 
 pub mod chart;
+mod constraints;
 pub mod knobs;
 mod search;
 mod spelling;
@@ -41,7 +43,6 @@ pub mod table;
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use breaker_options::Rate;
 use breaker_runtime::trace::Entry;
 use serde::Serialize;
 
@@ -52,6 +53,8 @@ use crate::replay::ReplayError;
 use crate::report::{Row, TraceSummary, rows, summary};
 use knobs::{Knob, Ladders, Point};
 use search::Walk;
+
+pub use constraints::{Constraints, HealthyLost};
 
 /// The candidates a search replays unless told otherwise.
 pub const DEFAULT_BUDGET: usize = 1_000;
@@ -87,44 +90,6 @@ impl Request {
     }
 }
 
-/// A limit on healthy calls turned away: a number of calls, or a share of the trace's healthy
-/// calls (`success`, `healthy` and `slow`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum HealthyLost {
-    /// At most this many calls.
-    Calls(u64),
-    /// At most this share of the trace's healthy calls, rounded down.
-    Share(Rate),
-}
-
-impl HealthyLost {
-    /// `"1%"` or `"20"`.
-    pub fn parse(text: &str) -> Result<HealthyLost, String> {
-        let text = text.trim();
-        if let Some(percent) = text.strip_suffix('%') {
-            return percent
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .and_then(Rate::from_percent)
-                .map(HealthyLost::Share)
-                .ok_or_else(|| format!("`{text}` is not a percentage from 0% to 100%"));
-        }
-        text.parse().map(HealthyLost::Calls).map_err(|_| {
-            format!(
-                "`{text}` is neither a count of calls (20) nor a share of the healthy ones (1%)"
-            )
-        })
-    }
-
-    fn calls(self, healthy: u64) -> u64 {
-        match self {
-            HealthyLost::Calls(calls) => calls,
-            HealthyLost::Share(rate) => (healthy as f64 * rate.percent() / 100.0).floor() as u64,
-        }
-    }
-}
-
 /// The answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct Suggestion {
@@ -144,35 +109,6 @@ pub struct Suggestion {
     pub front: Vec<Suggested>,
     /// The current options' row, and where it stands.
     pub current: Current,
-}
-
-/// The constraints a row must meet to be on the front.
-#[derive(Debug, Clone, Serialize)]
-pub struct Constraints {
-    /// The longest delay, in milliseconds.
-    pub max_delay_ms: Option<u64>,
-    /// The most healthy calls lost, in calls.
-    pub max_healthy_lost: Option<u64>,
-    /// The options not moved.
-    pub keep: Vec<Knob>,
-}
-
-impl Constraints {
-    const NONE: Constraints = Constraints {
-        max_delay_ms: None,
-        max_healthy_lost: None,
-        keep: Vec::new(),
-    };
-
-    fn allow(&self, figures: &Figures) -> bool {
-        let delay_ok = self
-            .max_delay_ms
-            .is_none_or(|max| figures.delay_ms.is_some_and(|d| d <= max));
-        let lost_ok = self
-            .max_healthy_lost
-            .is_none_or(|max| figures.healthy_lost <= max);
-        delay_ok && lost_ok
-    }
 }
 
 /// A row of the front.
