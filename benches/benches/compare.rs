@@ -52,7 +52,9 @@ mod common;
 
 use common::{Dependency, poll_once};
 
-use breaker_runtime::{Breaker, BreakerError, Config, ConfigBuilder, State, circuit_breaker};
+use breaker_runtime::{
+    Breaker, BreakerError, Config, ConfigBuilder, State, WindowKind, circuit_breaker,
+};
 use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use tower::{Layer, Service, ServiceExt};
@@ -454,13 +456,28 @@ fn closed_count_window(c: &mut Criterion) {
 /// A bucket (a tenth of the span) stops counting at two million outcomes, which a loop of calls
 /// fills in a few dozen milliseconds; a fresh breaker every million calls keeps every call
 /// counted, and the check after each holds it to that.
-fn time_window_rounds(b: &mut Bencher<'_>, span: Duration, mut call: impl FnMut(&Breaker)) {
+fn time_window_rounds(b: &mut Bencher<'_>, span: Duration, call: impl FnMut(&Breaker)) {
+    window_rounds(b, span, WindowKind::Sliding, call)
+}
+
+/// [`time_window_rounds`] for a window of either kind. A fixed window's counts clear at each
+/// edge of its interval, which may fall within a round: the check holds it to no more than
+/// every call.
+fn window_rounds(
+    b: &mut Bencher<'_>,
+    span: Duration,
+    kind: WindowKind,
+    mut call: impl FnMut(&Breaker),
+) {
     b.iter_custom(|iters| {
         chunked(
             iters,
             1_000_000,
             || {
-                let builder = Config::builder().time_window(span).min_calls(100);
+                let builder = Config::builder()
+                    .time_window(span)
+                    .window_kind(kind)
+                    .min_calls(100);
                 (ours(builder.no_timeout()), 0)
             },
             |(breaker, calls): &mut (Breaker, u64)| {
@@ -469,7 +486,11 @@ fn time_window_rounds(b: &mut Bencher<'_>, span: Duration, mut call: impl FnMut(
             },
             |(breaker, calls)| {
                 let s = breaker.snapshot();
-                assert_eq!((s.state, u64::from(s.calls)), (State::Closed, *calls));
+                assert_eq!(s.state, State::Closed);
+                match kind {
+                    WindowKind::Sliding => assert_eq!(u64::from(s.calls), *calls),
+                    WindowKind::Fixed => assert!(u64::from(s.calls) <= *calls),
+                }
             },
         )
     })
@@ -488,6 +509,11 @@ fn closed_time_window(c: &mut Criterion) {
     group.bench_function("ours: Breaker::call", |b| {
         time_window_rounds(b, span, |breaker| {
             black_box(poll_once(breaker.call(body()))).ok();
+        })
+    });
+    group.bench_function("ours: permit API, fixed window", |b| {
+        window_rounds(b, span, WindowKind::Fixed, |breaker| {
+            black_box(ours_permit(breaker)).ok();
         })
     });
 

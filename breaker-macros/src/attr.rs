@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use breaker_options::{
     Backoff, BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, MAX_STALE_ENTRIES,
-    Mode, Rate, Record, RetryBudget, Window, grammar, option_list,
+    Mode, Rate, Record, RetryBudget, Window, WindowKind, grammar, option_list,
 };
 
 use crate::errors::Errors;
@@ -37,6 +37,7 @@ pub(crate) struct At<T> {
 pub(crate) struct Options {
     pub(crate) threshold: Option<At<Rate>>,
     pub(crate) window: Option<At<Window>>,
+    pub(crate) window_kind: Option<At<WindowKind>>,
     pub(crate) min_calls: Option<At<u32>>,
     /// `None` inside for `timeout = "off"`.
     pub(crate) timeout: Option<At<Option<Duration>>>,
@@ -124,6 +125,12 @@ impl Options {
             "threshold" => self.threshold = keep(errors, percentage(value, key)),
             "slow_threshold" => self.slow_threshold = keep(errors, percentage(value, key)),
             "window" => self.window = keep(errors, window(value)),
+            "window_kind" => {
+                self.window_kind = keep(
+                    errors,
+                    from_text(value, key, "\"sliding\" or \"fixed\"", grammar::window_kind),
+                )
+            }
             "min_calls" => {
                 self.min_calls = keep(
                     errors,

@@ -15,6 +15,7 @@ pub(crate) fn settings(options: &Options) -> Settings {
     Settings {
         threshold: value(options.threshold).unwrap_or(d.threshold),
         window: value(options.window).unwrap_or(d.window),
+        window_kind: value(options.window_kind).unwrap_or(d.window_kind),
         min_calls: value(options.min_calls),
         timeout: value(options.timeout).unwrap_or(d.timeout),
         break_duration: value(options.break_duration).unwrap_or(d.break_duration),
@@ -74,6 +75,7 @@ fn at_fault(options: &Options, violation: &ConfigError) -> Option<Span> {
             options.min_calls.map(|m| m.span)
         }
         ConfigError::SlowCallNotBelowTimeout { .. } => options.slow_call.map(|s| s.span),
+        ConfigError::FixedCountWindow { .. } => options.window_kind.map(|k| k.span),
         ConfigError::MaxBreakBelowBreak { .. } => options.max_break_duration.map(|m| m.span),
         ConfigError::GrowthWithoutMaxBreak => options.break_growth.map(|g| g.span),
         ConfigError::SlowThresholdWithoutSlowCall => options.slow_threshold.map(|s| s.span),

@@ -43,6 +43,14 @@ pub enum ConfigError {
         /// The refused duration.
         value: Duration,
     },
+    /// A fixed window of a count of calls: only a time window has edges to clear at.
+    #[error(
+        "`window_kind = \"fixed\"` clears the counts at each edge of a time window, but the window is the last {window} calls; give a time `window` such as \"60s\""
+    )]
+    FixedCountWindow {
+        /// The count window's size.
+        window: u32,
+    },
     /// `min_calls` of zero.
     #[error("`min_calls` must be at least 1")]
     ZeroMinCalls,
@@ -211,6 +219,7 @@ impl ConfigError {
             ConfigError::EmptyWindow
             | ConfigError::WindowTooLarge { .. }
             | ConfigError::WindowTooShort { .. } => "window",
+            ConfigError::FixedCountWindow { .. } => "window_kind",
             ConfigError::ZeroMinCalls
             | ConfigError::MinCallsAboveWindow { .. }
             | ConfigError::MinCallsTooLarge { .. } => "min_calls",

@@ -46,6 +46,16 @@ pub fn explain(violation: &ConfigError, settings: &Settings, written: Written) -
         } => format!(
             "invalid `min_calls`: {n} is more than the default window's {window} calls; use at most {window}, or set a larger `window`"
         ),
+        ConfigError::FixedCountWindow { window } => {
+            let which = if written.window {
+                "the window is"
+            } else {
+                "the default window is"
+            };
+            format!(
+                "invalid `window_kind`: \"fixed\" clears the counts at each edge of a time window, and {which} the last {window} calls; add a time window such as `window = \"60s\"`, or remove `window_kind`"
+            )
+        }
         ConfigError::MinCallsTooLarge { .. } => format!(
             "invalid `min_calls`: a time window's `min_calls` may be at most {MAX_MIN_CALLS}"
         ),

@@ -12,7 +12,7 @@ use crate::mode::Mode;
 use crate::policy::{Backoff, RetryBudget};
 use crate::rate::Rate;
 use crate::record::Record;
-use crate::window::Window;
+use crate::window::{Window, WindowKind};
 
 /// [`MAX_DURATION`] in milliseconds, the unit the grammar counts in.
 const MAX_DURATION_MS: u64 = MAX_DURATION.as_secs() * 1_000;
@@ -476,6 +476,27 @@ pub fn mode(text: &str) -> Result<Mode, String> {
         "shadow" => Ok(Mode::Shadow),
         other => Err(format!(
             "`{other}` is not a mode: write \"enforce\" (reject while open, the default) or \"shadow\" (never reject, only report)"
+        )),
+    }
+}
+
+/// A time window's kind: `"sliding"` (the default) or `"fixed"`.
+///
+/// ```
+/// use breaker_options::{grammar, WindowKind};
+///
+/// assert_eq!(grammar::window_kind("fixed"), Ok(WindowKind::Fixed));
+/// assert!(grammar::window_kind("tumbling").unwrap_err().contains("write \"fixed\""));
+/// ```
+pub fn window_kind(text: &str) -> Result<WindowKind, String> {
+    match text.trim() {
+        "sliding" => Ok(WindowKind::Sliding),
+        "fixed" => Ok(WindowKind::Fixed),
+        other @ ("tumbling" | "interval" | "fixed-interval" | "reset") => Err(format!(
+            "`{other}` is what this library calls a fixed window: write \"fixed\""
+        )),
+        other => Err(format!(
+            "`{other}` is not a window kind: write \"sliding\" (the default: the last span's outcomes) or \"fixed\" (the counts clear at each edge of the span)"
         )),
     }
 }

@@ -64,4 +64,4 @@ pub use settings::Settings;
 pub use spelled::Spelled;
 pub use spelling::nearest;
 pub use table::{OPTIONS, canonical, option_list};
-pub use window::Window;
+pub use window::{Window, WindowKind};

@@ -13,12 +13,15 @@ use crate::spelled::{Kind, attribute_only, kind, read_options, set_setting, unkn
 /// in JSON, `threshold = "40%"` in TOML. [`Patch::apply`] lays them over the breaker's
 /// current settings; every option the patch does not name keeps its value.
 ///
-/// Three options follow another, as they do in the attribute, so a patch means what the same
+/// Four options follow another, as they do in the attribute, so a patch means what the same
 /// options written in the attribute would:
 ///
 /// * naming `window` without `min_calls` puts `min_calls` back to the new window's default
 ///   (the window's size, or 10 for a time window): a `min_calls` fitted to the old window
 ///   could be above the new one, or far below it;
+/// * naming `window` without `window_kind` keeps a fixed window fixed when the new window is a
+///   time window too (a new span for the same kind), and makes it sliding when it is a count
+///   window (which has no edges to clear at);
 /// * naming `slow_call` without `slow_threshold` keeps the current `slow_threshold`;
 /// * naming `max_break_duration` without `break_growth` keeps the current `break_growth`.
 ///
@@ -126,7 +129,7 @@ impl<'de> Visitor<'de> for PatchVisitor {
 mod tests {
     use std::time::Duration;
 
-    use crate::{ConfigError, Mode, Patch, Settings, Window};
+    use crate::{ConfigError, Mode, Patch, Settings, Window, WindowKind};
 
     fn patch(json: &str) -> Result<Patch, String> {
         serde_json::from_str(json).map_err(|e| e.to_string())
@@ -143,6 +146,39 @@ mod tests {
         assert!(error.contains("invalid `warm_up`"), "{error}");
         let error = patch(r#"{ "warm_up": "0s" }"#).unwrap_err();
         assert!(error.contains("longer than zero"), "{error}");
+    }
+
+    #[test]
+    fn a_window_kind_changes_live_and_a_new_window_keeps_it_while_it_is_a_time_window() {
+        let fixed = patch(r#"{ "window_kind": "fixed" }"#)
+            .unwrap()
+            .apply(Settings {
+                window: Window::Time(Duration::from_secs(60)),
+                ..Settings::DEFAULT
+            })
+            .unwrap();
+        assert_eq!(fixed.window_kind, WindowKind::Fixed);
+        let longer = patch(r#"{ "window": "2m" }"#)
+            .unwrap()
+            .apply(fixed)
+            .unwrap();
+        assert_eq!(
+            (longer.window, longer.window_kind),
+            (Window::Time(Duration::from_secs(120)), WindowKind::Fixed)
+        );
+        let counted = patch(r#"{ "window": 50 }"#).unwrap().apply(fixed).unwrap();
+        assert_eq!(
+            (counted.window, counted.window_kind),
+            (Window::Count(50), WindowKind::Sliding)
+        );
+        assert_eq!(
+            patch(r#"{ "window_kind": "fixed" }"#)
+                .unwrap()
+                .apply(Settings::DEFAULT),
+            Err(ConfigError::FixedCountWindow { window: 20 })
+        );
+        let error = patch(r#"{ "window_kind": "tumbling" }"#).unwrap_err();
+        assert!(error.contains("write \"fixed\""), "{error}");
     }
 
     #[test]
@@ -197,7 +233,7 @@ mod tests {
         assert!(
             error.starts_with(
                 "unknown option `treshold` (did you mean `threshold`?); the options a live \
-                 breaker can change are `threshold`, `window`, `min_calls`"
+                 breaker can change are `threshold`, `window`, `window_kind`, `min_calls`"
             ),
             "{error}"
         );

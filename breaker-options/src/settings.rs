@@ -11,7 +11,7 @@ use crate::limits::{
 use crate::mode::Mode;
 use crate::rate::Rate;
 use crate::record::Record;
-use crate::window::Window;
+use crate::window::{Window, WindowKind};
 
 /// A breaker's options as plain named values: what the attribute's expansion hands the runtime,
 /// what the runtime's builder fills in, and what both check with [`Settings::check`], so a value
@@ -31,6 +31,9 @@ pub struct Settings {
     pub threshold: Rate,
     /// The window the rates are judged over (default the last 20 calls).
     pub window: Window,
+    /// Whether a time window slides (default) or clears at each edge of its span; a count
+    /// window only slides.
+    pub window_kind: WindowKind,
     /// Outcomes the window must hold before it is judged; `None` for the default: a count
     /// window's size, or [`TIME_WINDOW_MIN_CALLS`] for a time window.
     pub min_calls: Option<u32>,
@@ -74,6 +77,7 @@ impl Settings {
     pub const DEFAULT: Settings = Settings {
         threshold: Rate::from_ppm(500_000),
         window: Window::Count(20),
+        window_kind: WindowKind::Sliding,
         min_calls: None,
         timeout: Some(Duration::from_secs(10)),
         break_duration: Duration::from_secs(30),
@@ -117,11 +121,12 @@ impl Settings {
     /// [`canonical`](crate::canonical) gives them) set to their values in `values`, and checked:
     /// a change of some options on a live breaker, every option not named keeping its value.
     ///
-    /// Three options follow another, as they do in the attribute, so the result means what the
+    /// Four options follow another, as they do in the attribute, so the result means what the
     /// same options written in the attribute would: naming `window` without `min_calls` puts
-    /// `min_calls` back to the new window's default; naming `slow_call` without
-    /// `slow_threshold`, or `max_break_duration` without `break_growth`, keeps the one that
-    /// follows. A name that is no option of the breaker's own is ignored.
+    /// `min_calls` back to the new window's default; naming `window` without `window_kind`
+    /// keeps the kind for a time window (a count window only slides); naming `slow_call`
+    /// without `slow_threshold`, or `max_break_duration` without `break_growth`, keeps the one
+    /// that follows. A name that is no option of the breaker's own is ignored.
     ///
     /// ```
     /// use std::time::Duration;
@@ -141,6 +146,7 @@ impl Settings {
             match option {
                 "threshold" => next.threshold = v.threshold,
                 "window" => next.window = v.window,
+                "window_kind" => next.window_kind = v.window_kind,
                 "min_calls" => next.min_calls = v.min_calls,
                 "timeout" => next.timeout = v.timeout,
                 "break_duration" => next.break_duration = v.break_duration,
@@ -158,6 +164,13 @@ impl Settings {
         }
         if options.contains(&"window") && !options.contains(&"min_calls") {
             next.min_calls = None;
+        }
+        if options.contains(&"window")
+            && !options.contains(&"window_kind")
+            && matches!(next.window, Window::Count(_))
+        {
+            // A count window has one kind; a new time window keeps the kind it had.
+            next.window_kind = WindowKind::Sliding;
         }
         next.check()?;
         Ok(next)
@@ -184,6 +197,9 @@ impl Settings {
                 found.push(ConfigError::WindowTooShort { value });
             }
             Window::Count(_) | Window::Time(_) => {}
+        }
+        if let (WindowKind::Fixed, Window::Count(window)) = (self.window_kind, self.window) {
+            found.push(ConfigError::FixedCountWindow { window });
         }
         let min_calls = self.min_calls();
         match self.window {

@@ -123,6 +123,7 @@ fn spelled_as(key: &str) -> (&'static str, &'static str) {
         "timeout" => ("a duration (or \"off\")", "\"2s\""),
         "backoff" => ("a range of two durations", "\"100ms..10s\""),
         "mode" => ("a mode", "\"shadow\""),
+        "window_kind" => ("a window kind", "\"fixed\""),
         "record" => ("a duration (or \"off\")", "\"10m\""),
         "name" => ("a name", "\"payments\""),
         _ => ("a duration", "\"30s\""),
@@ -315,6 +316,7 @@ pub(crate) fn set_setting<E: de::Error>(
             s.max_break_duration = Some(value.read(key, grammar::nonzero_duration)?);
         }
         "mode" => s.mode = value.read(key, grammar::mode)?,
+        "window_kind" => s.window_kind = value.read(key, grammar::window_kind)?,
         "break_growth" => {
             // A factor, so a number as well as its text: `break_growth = 1.5` is "1.5".
             let value = match value {

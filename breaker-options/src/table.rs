@@ -6,6 +6,7 @@
 pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["threshold"], "`\"50%\"`"),
     (&["window"], "`\"20\"`"),
+    (&["window_kind"], "`\"sliding\"`"),
     (
         &["min_calls"],
         "the window size (count window), 10 (time window)",

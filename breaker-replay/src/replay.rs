@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use breaker_runtime::simulation::{ClockTaken, SimulatedClock};
-use breaker_runtime::trace::{Entry, Outcome, bucket_start};
-use breaker_runtime::{Breaker, Config, Permit, Record, State, Window};
+use breaker_runtime::trace::{Entry, Outcome, bucket_start_of};
+use breaker_runtime::{Breaker, Config, Permit, Record, State, Window, WindowKind};
 use tokio::time::Instant;
 
 mod running;
@@ -188,7 +188,7 @@ pub fn replay_each<T: Send>(
 
 fn drive(trace: &[Entry], config: &Config, clock: &mut SimulatedClock) -> Replay {
     let timeout_ms = config.timeout().map(ceil_ms);
-    let start = begin(config.window(), clock);
+    let start = begin(config.window(), config.window_kind(), clock);
     // The replayed breaker keeps no flight record: the trace is the record, and a candidate's
     // replay should cost what its judgement costs.
     let config = config
@@ -314,17 +314,23 @@ fn ceil_ms(timeout: Duration) -> u64 {
     u64::try_from(timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
 }
 
-/// Where the replay's clock counts the trace from. A time window's buckets have their edges
-/// fixed on the process's clock, and a breaker's trace counts from one
-/// ([`bucket_start`](breaker_runtime::trace::bucket_start)): the replay starts just after one
-/// too ([`ADMITTED_AFTER`]), so that each call falls in the bucket it fell in when recorded.
-fn begin(window: Window, clock: &mut SimulatedClock) -> Instant {
+/// Where the replay's clock counts the trace from. A time window's buckets (a fixed window's
+/// intervals) have their edges fixed on the process's clock, and a breaker's trace counts from
+/// one ([`bucket_start_of`](breaker_runtime::trace::bucket_start_of)): the replay starts just
+/// after one too ([`ADMITTED_AFTER`]), so that each call falls in the bucket it fell in when
+/// recorded.
+fn begin(window: Window, kind: WindowKind, clock: &mut SimulatedClock) -> Instant {
     let grid = clock.now();
     let Window::Time(span) = window else {
         return grid;
     };
-    // The edge before `grid + span` is after `grid`: a bucket is shorter than the window.
-    clock.advance_to(bucket_start(window, grid + span) + ADMITTED_AFTER);
+    // The edge before `grid + ahead` is after `grid`: a sliding window's bucket is a tenth of
+    // the window, and a fixed window's interval its span (and a few nanoseconds more).
+    let ahead = match kind {
+        WindowKind::Sliding => span,
+        WindowKind::Fixed => span * 2,
+    };
+    clock.advance_to(bucket_start_of(window, kind, grid + ahead) + ADMITTED_AFTER);
     clock.now()
 }
 

@@ -185,3 +185,20 @@ fn a_warm_up_counts_from_the_traces_first_call() {
     let (without, _) = replayed(&csv, r#"window = "2""#);
     assert_eq!(without[0], (101, Closed, Open));
 }
+
+#[test]
+fn a_fixed_window_counts_each_call_in_its_interval() {
+    // Three failures before the 1 s edge and three after: a sliding window of 1 s holds all six
+    // at 1 101 ms, but the fixed one clears at 1 000 ms and holds three of `min_calls = 4`.
+    let csv = "700,1,failure\n800,1,failure\n900,1,failure\n1100,1,failure\n1200,1,failure\n1300,1,failure\n1400,1,failure\n";
+    let options = r#"window = "1s", min_calls = 4"#;
+    let (sliding, _) = replayed(csv, options);
+    assert_eq!(sliding[0], (1_101, Closed, Open));
+    let (fixed, fates) = replayed(csv, &format!(r#"{options}, window_kind = "fixed""#));
+    assert_eq!(
+        fixed,
+        [(1_401, Closed, Open)],
+        "the fourth failure of the second interval"
+    );
+    assert!(fates.iter().all(|f| *f == Fate::Ran(Ending::Failed)));
+}

@@ -7,7 +7,9 @@ pub use std::time::Duration;
 pub use linkme;
 
 pub use crate::base::name::Name;
-pub use crate::core::config::{BreakGrowth, Config, Mode, Rate, Record, Settings, Window};
+pub use crate::core::config::{
+    BreakGrowth, Config, Mode, Rate, Record, Settings, Window, WindowKind,
+};
 pub use crate::fallback::stale::StaleCache;
 pub use crate::outcome::classify::{IsFailure, Verdict};
 pub use crate::outcome::error::BreakerError;

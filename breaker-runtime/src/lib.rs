@@ -228,6 +228,7 @@ pub use core::call::{Call, OwnedCall};
 pub use core::config::{
     BreakGrowth, Config, ConfigBuilder, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW,
     MAX_DURATION, MAX_MIN_CALLS, MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Record, Settings, Window,
+    WindowKind,
 };
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::injection::{Fault, InjectError, Injecting, Injection, MAX_INJECTION};
@@ -319,7 +320,8 @@ pub use breaker_macros::IsFailure;
 /// | option | value | default | meaning |
 /// |---|---|---|---|
 /// | `threshold` | `"N%"`, 0 < N ≤ 100, up to 4 decimals | `"50%"` | open when the failure rate in the window is **≥** N% |
-/// | `window` | `"N"` calls (1 to 10 000) or a duration `"30s"` | `"20"` | the sliding window: the last N recorded calls, or every outcome of the last D (none older than D + D/10) |
+/// | `window` | `"N"` calls (1 to 10 000) or a duration `"30s"` | `"20"` | the window: the last N recorded calls, or every outcome of the last D (none older than D + D/10); a time window slides unless `window_kind = "fixed"` |
+/// | `window_kind` | `"sliding"` or `"fixed"` | `"sliding"` | `"fixed"` makes a time window tumble: every count clears at each edge of an interval as long as the window, the edges on the process's clock, so the window holds what the current interval recorded so far (gobreaker's `Interval`, Polly's sampling duration); a time window only. A change of kind starts the window empty ([semantics](docs/semantics.md#fixed-windows)); changes live |
 /// | `min_calls` | integer ≥ 1 (≤ N for a count window, ≤ 1 000 000 for a time window) | the window size (count window), 10 (time window) | outcomes the window must hold before the rates are judged |
 /// | `timeout_ms` / `timeout` | integer ms > 0 / a duration, or `"off"` | 10 000 ms | a call still running at the deadline is cancelled and counts as a failure |
 /// | `break_duration` | a duration | `"30s"` | how long the circuit stays open before it lets a probe through |

@@ -40,7 +40,7 @@ async fn instants_read_as_ages_on_the_paused_clock() {
              next_probe_at: Some(in 3.8s), last_transition: Some(1.2s ago), \
              last_opened: Some(Opening {{ reason: FailureRate, at: 1.2s ago, calls: 2, \
              failures: 2, slow: 0, failure_rate: 100.0, slow_rate: 0.0, threshold: 50.0, \
-             window: Some(Count(2)), last_failure: None, tripped_by: Some(FailureRate) }}), \
+             window: Some(Count(2)), window_kind: Sliding, last_failure: None, tripped_by: Some(FailureRate) }}), \
              rejected: 0, rejected_since_transition: 0, mean_duration: None, \
              max_duration: None, config_changed: None, config_source: Built, tracing: false, \
              drill_ends: None, injection: None }}",

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use breaker_options::{Mode, Rate, Record, Window};
+use breaker_options::{Mode, Rate, Record, Window, WindowKind};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::ItemFn;
@@ -57,7 +57,7 @@ pub(super) fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> 
 }
 
 /// The fields of `breaker_options::Settings`, one per option the configuration holds.
-const SETTINGS_FIELDS: usize = 14;
+const SETTINGS_FIELDS: usize = 15;
 
 /// The configuration as a `Settings` literal that names only the options written, so every
 /// default comes from its one definition in `breaker-options`.
@@ -92,6 +92,13 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
             }
         };
         fields.push(quote!(window: #v));
+    }
+    if let Some(k) = options.window_kind {
+        let v = match k.value {
+            WindowKind::Sliding => quote!(#p::WindowKind::Sliding),
+            WindowKind::Fixed => quote!(#p::WindowKind::Fixed),
+        };
+        fields.push(quote!(window_kind: #v));
     }
     if let Some(m) = options.min_calls {
         let n = m.value;

@@ -12,6 +12,7 @@ pub(crate) fn settings(written: &Written) -> Settings {
     Settings {
         threshold: written.threshold.unwrap_or(d.threshold),
         window: written.window.unwrap_or(d.window),
+        window_kind: written.window_kind.unwrap_or(d.window_kind),
         min_calls: written.min_calls,
         timeout: written.timeout.unwrap_or(d.timeout),
         break_duration: written.break_duration.unwrap_or(d.break_duration),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use breaker_options::{
     BreakGrowth, MAX_CONCURRENT, MAX_DURATION, MAX_PROBES, MAX_RETRIES, MAX_STALE_ENTRIES, Mode,
-    Rate, Window, grammar, option_list,
+    Rate, Window, WindowKind, grammar, option_list,
 };
 
 use super::tokens::{Value, is_path};
@@ -18,6 +18,7 @@ use super::tokens::{Value, is_path};
 pub(crate) struct Written {
     pub(crate) threshold: Option<Rate>,
     pub(crate) window: Option<Window>,
+    pub(crate) window_kind: Option<WindowKind>,
     pub(crate) min_calls: Option<u32>,
     /// `Some(None)` for `timeout = "off"`.
     pub(crate) timeout: Option<Option<Duration>>,
@@ -41,6 +42,14 @@ pub(crate) fn read(written: &mut Written, key: &str, value: &Value) -> Result<()
         "slow_threshold" => written.slow_threshold = Some(percentage(value, key)?),
         "break_jitter" => drop(percentage(value, key)?),
         "window" => written.window = Some(window(value)?),
+        "window_kind" => {
+            written.window_kind = Some(from_text(
+                value,
+                key,
+                "\"sliding\" or \"fixed\"",
+                grammar::window_kind,
+            )?)
+        }
         "min_calls" => written.min_calls = Some(positive(value, key, u64::from(u32::MAX), "")?),
         "probes" => written.probes = Some(positive(value, key, u64::from(MAX_PROBES), "")?),
         "timeout_ms" => {

@@ -4,15 +4,15 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use breaker_options::{BreakGrowth, Settings, Window};
+use breaker_options::{BreakGrowth, Settings, Window, WindowKind};
 
 use super::knobs::{Knob, Ladders, Point, Value, default_min_calls, value_of};
 
 impl Ladders {
     /// The options at `point`, spelled as the attribute takes them: each option that differs
     /// from the library's default, in a fixed order. Options the search does not move are
-    /// carried from the current options (`break_growth`, where a cap lets it grow, and
-    /// `warm_up`).
+    /// carried from the current options (`break_growth`, where a cap lets it grow, `warm_up`,
+    /// and a fixed `window_kind`, where the window is a time window).
     pub fn spell(&self, point: Point, current: &Settings) -> String {
         let mut spelled = String::new();
         let mut option = |text: String| {
@@ -50,6 +50,10 @@ impl Ladders {
         }
         if let Some(warm_up) = current.warm_up {
             option(format!("warm_up = \"{}\"", duration(warm_up)));
+        }
+        let time_window = matches!(value(Knob::Window), Value::Window(Window::Time(_)));
+        if current.window_kind == WindowKind::Fixed && time_window {
+            option("window_kind = \"fixed\"".to_string());
         }
         spelled
     }
@@ -182,5 +186,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_fixed_window_stays_fixed_while_the_window_is_a_time_window() {
+        let trace: Vec<Entry> = (1..=50).map(|i| call(i * 7, Outcome::Success)).collect();
+        let fixed = crate::parse_options(r#"window = "30s", window_kind = "fixed""#)
+            .unwrap()
+            .settings();
+        let ladders = Ladders::new(&trace, &fixed);
+        assert_eq!(
+            ladders.spell(ladders.current(), &fixed),
+            r#"window = "30s", window_kind = "fixed""#
+        );
+        let mut spelled = Vec::new();
+        for at in 0..ladders.len(Knob::Window) {
+            let mut point = ladders.current();
+            point.0[Knob::Window.index()] = at;
+            let options = ladders.spell(point, &fixed);
+            crate::parse_options(&options).expect("every window spelled reads back");
+            spelled.push(options);
+        }
+        assert!(
+            spelled.iter().any(|o| o == r#"window = "5""#),
+            "{spelled:?}"
+        );
+        assert!(
+            spelled
+                .iter()
+                .any(|o| o == r#"window = "1m", window_kind = "fixed""#),
+            "{spelled:?}"
+        );
     }
 }

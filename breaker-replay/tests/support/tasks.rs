@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use breaker_replay::{Change, Ending, Fate, Replay};
-use breaker_runtime::trace::{Entry, Outcome, bucket_start};
-use breaker_runtime::{Breaker, Config, OwnedPermit, Record, State, Verdict, Window};
+use breaker_runtime::trace::{Entry, Outcome, bucket_start_of};
+use breaker_runtime::{Breaker, Config, OwnedPermit, Record, State, Verdict, Window, WindowKind};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 
@@ -37,7 +37,7 @@ pub fn replay_on_tasks(trace: &[Entry], config: &Config) -> Replay {
 
 async fn drive(trace: &[Entry], config: Config) -> Replay {
     let timeout = config.timeout();
-    let start = begin(config.window()).await;
+    let start = begin(config.window(), config.window_kind()).await;
     // The replayed breaker keeps no flight record: the trace is the record, and a candidate's
     // replay should cost what its judgement costs.
     let config = config
@@ -115,17 +115,22 @@ async fn drive(trace: &[Entry], config: Config) -> Replay {
 
 /// Where the replay's clock counts the trace from. A time window's buckets have their edges
 /// fixed on the process's clock, and a breaker's trace counts from one
-/// ([`bucket_start`](breaker_runtime::trace::bucket_start)): the replay starts at one too, so
+/// ([`bucket_start_of`](breaker_runtime::trace::bucket_start_of)): the replay starts at one too, so
 /// that each call falls in the bucket it fell in when recorded. At the first whole millisecond
 /// of the runtime's timers at or after the edge: a timer fires on one, and a call recorded at
 /// `at_ms` was admitted within the millisecond that follows.
-async fn begin(window: Window) -> Instant {
+async fn begin(window: Window, kind: WindowKind) -> Instant {
     let grid = Instant::now();
     let Window::Time(span) = window else {
         return grid;
     };
-    // The edge before `grid + span` is after `grid`: a bucket is shorter than the window.
-    let edge = bucket_start(window, grid + span);
+    // The edge before `grid + ahead` is after `grid`: a bucket is shorter than the window, and
+    // a fixed window's interval a few nanoseconds longer at most.
+    let ahead = match kind {
+        WindowKind::Sliding => span,
+        WindowKind::Fixed => span * 2,
+    };
+    let edge = bucket_start_of(window, kind, grid + ahead);
     let ms = edge
         .saturating_duration_since(grid)
         .as_nanos()

@@ -5,7 +5,8 @@
 //! `"endpoint"` or `"file"`) with `config_file`, the file's path (`null` for any other
 //! source); a snapshot's `config.mode` is the mode the breaker runs in, as its `mode` is. Why
 //! it last opened, `last_opened`, holds the `threshold` and `window` (`{"calls": n}` or
-//! `{"ms": d}`) that judged it as they were then, `null` for an opening no window decided.
+//! `{"ms": d}`, with `window_kind` beside it, `"sliding"` or `"fixed"`) that judged it as they
+//! were then, `null` for an opening no window decided.
 //!
 //! Instants have no meaning outside the process, so a snapshot's times are written relative to
 //! the moment it is serialized: `next_probe_in_ms`, `last_transition_ms_ago`,
@@ -54,10 +55,11 @@ impl Serialize for State {
 
 impl Serialize for Config {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Config", 15)?;
+        let mut s = serializer.serialize_struct("Config", 16)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("threshold", &self.threshold())?;
         s.serialize_field("window", &self.window())?;
+        s.serialize_field("window_kind", self.window_kind().as_str())?;
         s.serialize_field("min_calls", &self.min_calls())?;
         s.serialize_field("timeout_ms", &self.timeout().map(millis))?;
         s.serialize_field("break_duration_ms", &millis(self.break_duration()))?;
@@ -248,6 +250,7 @@ impl Serialize for Relative<'_> {
         s.serialize_field("slow_rate", &opening.slow_rate)?;
         s.serialize_field("threshold", &opening.threshold)?;
         s.serialize_field("window", &opening.window)?;
+        s.serialize_field("window_kind", opening.window_kind.as_str())?;
         s.serialize_field("last_failure", &opening.last_failure)?;
         s.serialize_field("why", &opening.to_string())?;
         s.end()

@@ -16,7 +16,8 @@ use std::time::Duration;
 use crate::base::name::Name;
 use crate::base::sync::{AtomicU64, Ordering, fence};
 use crate::core::config::{
-    Config, Record, WORD_BREAK, WORD_SLOW_CALL, WORD_TIMEOUT, WORD_WINDOW, WORDS, Window, window_of,
+    Config, Record, WORD_BREAK, WORD_SLOW_CALL, WORD_TIMEOUT, WORD_WINDOW, WORDS, Window,
+    WindowKind, window_kind_of, window_of,
 };
 
 pub(crate) struct LiveConfig {
@@ -107,6 +108,11 @@ impl LiveConfig {
     /// The window's shape.
     pub(crate) fn window(&self) -> Window {
         window_of(self.word(WORD_WINDOW))
+    }
+
+    /// Whether a time window slides or clears at each edge.
+    pub(crate) fn window_kind(&self) -> WindowKind {
+        window_kind_of(self.word(WORD_WINDOW))
     }
 
     /// What the flight recorder keeps (a live breaker's `record` is always resolved).

@@ -6,7 +6,9 @@ use std::fmt;
 use tokio::time::Instant;
 
 use crate::base::clock::{self, Age, Nanos};
-use crate::core::config::{Config, Rate, WORD_WINDOW, Window, window_of};
+use crate::core::config::{
+    Config, Rate, WORD_WINDOW, Window, WindowKind, window_kind_of, window_of,
+};
 use crate::core::state::State;
 use crate::core::window::Tally;
 
@@ -99,6 +101,8 @@ pub struct Opening {
     /// an opening no window decided ([`OpenReason::Forced`], [`OpenReason::Drill`],
     /// [`OpenReason::Ordered`]).
     pub window: Option<Window>,
+    /// Whether that window slid or was fixed (sliding for an opening no window decided).
+    pub window_kind: WindowKind,
     /// The message of the counted failure the circuit opened on (its error's `Display`), when
     /// the call went through the attribute, [`Breaker::call`](crate::Breaker::call) with an
     /// error type the crate knows, or [`Breaker::note_failure`](crate::Breaker::note_failure).
@@ -120,6 +124,7 @@ impl fmt::Debug for Opening {
             slow_rate,
             threshold,
             window,
+            window_kind,
             last_failure,
             tripped_by,
         } = self;
@@ -133,6 +138,7 @@ impl fmt::Debug for Opening {
             .field("slow_rate", slow_rate)
             .field("threshold", threshold)
             .field("window", window)
+            .field("window_kind", window_kind)
             .field("last_failure", last_failure)
             .field("tripped_by", tripped_by)
             .finish()
@@ -325,6 +331,7 @@ impl Evidence {
             slow_rate: self.tally.slow_rate(),
             threshold,
             window: (self.window != 0).then(|| window_of(self.window)),
+            window_kind: window_kind_of(self.window),
             last_failure: last_failure.map(str::to_owned),
             tripped_by: self.tripped_by,
         }

@@ -76,7 +76,7 @@ impl Breaker {
         let Some(first) = first else {
             return Recent::default();
         };
-        let origin = trace::began(self.config.window(), first);
+        let origin = trace::began(self.config.window(), self.config.window_kind(), first);
         Recent {
             calls: calls
                 .into_iter()
@@ -119,7 +119,11 @@ impl Breaker {
         }
         let coarse = clock::anchor_coarse();
         let flight = self.outside().flight.get_or_init(|| {
-            let epoch = trace::began(self.config.window(), clock::reading(coarse));
+            let epoch = trace::began(
+                self.config.window(),
+                self.config.window_kind(),
+                clock::reading(coarse),
+            );
             Box::new(Flight::new(epoch, coarse))
         });
         // Under the lock, as every mark is; the open circuit's lock-free swap retries.

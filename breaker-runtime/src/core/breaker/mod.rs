@@ -171,7 +171,7 @@ impl Breaker {
         let breaker = Breaker {
             state: AtomicU64::new(start.0),
             open_until: AtomicU64::new(0),
-            window: Window::new(config.window(), start.generation()),
+            window: Window::new(config.window(), config.window_kind(), start.generation()),
             probes: Probes::new(config.probes()),
             last_transition: AtomicU64::new(0),
             cold: Mutex::new(Cold {

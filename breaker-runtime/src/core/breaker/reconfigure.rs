@@ -262,7 +262,8 @@ impl Breaker {
                 }),
             })
         });
-        let new_window = next.window() != before.window();
+        let new_window =
+            next.window() != before.window() || next.window_kind() != before.window_kind();
         let new_probes = next.probes() != self.probes().capacity();
         if (new_window && !replaced.windows.has_room())
             || (new_probes && !replaced.probes.has_room())
@@ -276,10 +277,10 @@ impl Breaker {
             // hot path reads the breaker's own window without asking whether it was replaced).
             let carried = self.window().seal(generation);
             let window = if word.state() == State::Closed {
-                Window::holding(next.window(), generation, &carried)
+                Window::holding(next.window(), next.window_kind(), generation, &carried)
             } else {
                 // Nothing records outside a closed period, and the next one starts empty.
-                Window::new(next.window(), generation)
+                Window::new(next.window(), next.window_kind(), generation)
             };
             self.install(replaced.windows.replace(window));
         }

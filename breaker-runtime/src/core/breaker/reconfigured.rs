@@ -135,6 +135,7 @@ pub(crate) fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
     [
         ("threshold", now.threshold != next.threshold),
         ("window", now.window != next.window),
+        ("window_kind", now.window_kind != next.window_kind),
         ("min_calls", now.min_calls() != next.min_calls()),
         ("timeout", now.timeout != next.timeout),
         ("break_duration", now.break_duration != next.break_duration),
@@ -174,6 +175,9 @@ impl fmt::Display for Options<'_> {
         match c.window() {
             crate::core::config::Window::Count(n) => write!(f, "\"{n}\"")?,
             crate::core::config::Window::Time(span) => write!(f, "\"{span:?}\"")?,
+        }
+        if c.window_kind() == crate::core::config::WindowKind::Fixed {
+            write!(f, ", window_kind = \"fixed\"")?;
         }
         write!(f, ", min_calls = {}", c.min_calls())?;
         match c.timeout() {

@@ -40,10 +40,12 @@ impl Breaker {
     /// ```
     pub fn start_trace(&self, limits: Limits) {
         install_tracer();
+        let config = self.config();
+        let origin = trace::began(config.window(), config.window_kind(), clock::now());
         self.outside()
             .trace
             .get_or_init(|| Box::new(Recording::new()))
-            .start(trace::began(self.config().window(), clock::now()), limits);
+            .start(origin, limits);
     }
 
     /// Stops recording; the trace is kept until the next [`start_trace`](Self::start_trace).

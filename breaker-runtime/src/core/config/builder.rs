@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::base::name::Name;
 use crate::core::config::{
     BreakGrowth, Config, ConfigError, MAX_BREAK_GROWTH, Mode, Rate, Record, Settings, Window,
+    WindowKind,
 };
 
 /// Builds a [`Config`]; every value is checked by [`ConfigBuilder::build`].
@@ -37,9 +38,10 @@ pub struct ConfigBuilder {
 
 /// The options a live breaker can change, in the attribute's order: the bits of
 /// `ConfigBuilder::named`.
-const OPTIONS: [&str; 14] = [
+const OPTIONS: [&str; 15] = [
     "threshold",
     "window",
+    "window_kind",
     "min_calls",
     "timeout",
     "break_duration",
@@ -81,15 +83,31 @@ impl ConfigBuilder {
         self
     }
     /// Judge the last `calls` recorded outcomes, 1 to [`MAX_COUNT_WINDOW`](crate::MAX_COUNT_WINDOW) (default 20).
+    /// A count window only slides, so this makes the window sliding too.
     pub fn count_window(mut self, calls: u32) -> Self {
         self.settings.window = Window::Count(calls);
+        self.settings.window_kind = WindowKind::Sliding;
         self.name_option("window");
         self
     }
     /// Judge the outcomes recorded in the last `duration`, at least [`MIN_TIME_WINDOW`](crate::MIN_TIME_WINDOW).
+    /// The window slides unless [`window_kind`](Self::window_kind) says fixed.
     pub fn time_window(mut self, duration: Duration) -> Self {
         self.settings.window = Window::Time(duration);
         self.name_option("window");
+        self
+    }
+    /// Judge the outcomes recorded since the last edge of an interval of `duration`: a time
+    /// window whose counts all clear at each edge (gobreaker's `Interval`), the edges on the
+    /// process's clock. The same as `.time_window(duration).window_kind(WindowKind::Fixed)`.
+    pub fn fixed_window(self, duration: Duration) -> Self {
+        self.time_window(duration).window_kind(WindowKind::Fixed)
+    }
+    /// Whether a time window slides (the default) or clears at each edge of its span; a
+    /// fixed kind needs a time window.
+    pub fn window_kind(mut self, kind: WindowKind) -> Self {
+        self.settings.window_kind = kind;
+        self.name_option("window_kind");
         self
     }
     /// Judge only once the window holds this many outcomes (default: the count window's size,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 pub use breaker_options::{
     BreakGrowth, ConfigError, MAX_BREAK_GROWTH, MAX_COUNT_WINDOW, MAX_DURATION, MAX_MIN_CALLS,
-    MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Record, Settings, Window,
+    MAX_PROBES, MIN_TIME_WINDOW, Mode, Rate, Record, Settings, Window, WindowKind,
 };
 
 use crate::base::name::Name;
@@ -54,7 +54,8 @@ pub struct Config {
     break_jitter: u16,
     // Durations in nanoseconds, 0 meaning none (every configured duration is longer than zero):
     // half the size of `Option<Duration>`, for a breaker that is small enough to have thousands.
-    /// A count window's size, or a time window's span with `TIME_WINDOW` set.
+    /// A count window's size, or a time window's span with `TIME_WINDOW` set (and
+    /// `FIXED_WINDOW` for a fixed one).
     window: u64,
     timeout: u64,
     break_duration: u64,
@@ -100,6 +101,10 @@ pub(crate) const WORD_SLOW_CALL: usize = 6;
 
 /// Marks `Config::window` as a time window's span.
 const TIME_WINDOW: u64 = 1 << 63;
+/// Marks a time window's span as a fixed window's. A span is at most `MAX_DURATION` (under
+/// 2^52 ns), so both marks are clear of it.
+const FIXED_WINDOW: u64 = 1 << 62;
+const _: () = assert!((MAX_DURATION.as_nanos() as u64) < FIXED_WINDOW);
 
 /// Where `probes` begins in `Config::calls`, above `min_calls`.
 const PROBES_SHIFT: u32 = 21;
@@ -138,7 +143,16 @@ pub(crate) fn window_of(word: u64) -> Window {
         // A count window's size is at most MAX_COUNT_WINDOW, so the cast is exact.
         Window::Count(word as u32)
     } else {
-        Window::Time(Duration::from_nanos(word & !TIME_WINDOW))
+        Window::Time(Duration::from_nanos(word & !(TIME_WINDOW | FIXED_WINDOW)))
+    }
+}
+
+/// The kind of window a [`Config::words`] window word describes.
+pub(crate) fn window_kind_of(word: u64) -> WindowKind {
+    if word & FIXED_WINDOW == 0 {
+        WindowKind::Sliding
+    } else {
+        WindowKind::Fixed
     }
 }
 
@@ -152,6 +166,7 @@ impl fmt::Debug for Config {
             .field("name", &self.name)
             .field("threshold", &self.threshold)
             .field("window", &self.window())
+            .field("window_kind", &self.window_kind())
             .field("min_calls", &self.min_calls())
             .field("timeout", &self.timeout())
             .field("break_duration", &self.break_duration())
@@ -187,9 +202,16 @@ impl Config {
     /// at compile time or by the builder.
     #[doc(hidden)]
     pub const fn __checked(name: Name, settings: Settings) -> Self {
-        let window = match settings.window {
-            Window::Count(n) => n as u64,
-            Window::Time(d) => TIME_WINDOW | (nanos(d) & !TIME_WINDOW),
+        let window = match (settings.window, settings.window_kind) {
+            (Window::Count(n), _) => n as u64,
+            (Window::Time(d), kind) => {
+                TIME_WINDOW
+                    | (nanos(d) & !(TIME_WINDOW | FIXED_WINDOW))
+                    | match kind {
+                        WindowKind::Sliding => 0,
+                        WindowKind::Fixed => FIXED_WINDOW,
+                    }
+            }
         };
         Config {
             name,
@@ -237,6 +259,7 @@ impl Config {
         Settings {
             threshold: self.threshold,
             window: self.window(),
+            window_kind: self.window_kind(),
             min_calls: Some(self.min_calls()),
             timeout: self.timeout(),
             break_duration: self.break_duration(),
@@ -304,9 +327,14 @@ impl Config {
     pub fn threshold(&self) -> Rate {
         self.threshold
     }
-    /// The sliding window the rates are judged over.
+    /// The window the rates are judged over.
     pub fn window(&self) -> Window {
         window_of(self.window)
+    }
+    /// Whether the time window slides or clears at each edge of its span (a count window
+    /// always slides).
+    pub fn window_kind(&self) -> WindowKind {
+        window_kind_of(self.window)
     }
     /// How many outcomes the window must hold before the rates are judged.
     pub fn min_calls(&self) -> u32 {

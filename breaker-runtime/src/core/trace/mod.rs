@@ -29,7 +29,7 @@ pub(crate) mod flight;
 mod format;
 pub(crate) mod recording;
 
-use breaker_options::Window;
+use breaker_options::{Window, WindowKind};
 use std::fmt;
 use std::str::FromStr;
 use tokio::time::Instant;
@@ -186,16 +186,43 @@ impl FromStr for Outcome {
 /// # }
 /// ```
 pub fn bucket_start(window: Window, now: Instant) -> Instant {
+    bucket_start_of(window, WindowKind::Sliding, now)
+}
+
+/// [`bucket_start`] for a window of either kind: a fixed window's one bucket is its whole span,
+/// so a trace of a breaker judging by a fixed window of 60 s counts from the edge of the minute
+/// `now` falls in (on the process's clock), and a replay that starts at such an edge counts
+/// each call in the interval the breaker counted it in.
+///
+/// ```
+/// use std::time::Duration;
+/// use breaker_runtime::{Window, WindowKind};
+/// use breaker_runtime::trace::bucket_start_of;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let now = tokio::time::Instant::now();
+/// let window = Window::Time(Duration::from_secs(60));
+/// let edge = bucket_start_of(window, WindowKind::Fixed, now);
+/// assert!(edge <= now && now - edge < Duration::from_secs(60));
+/// assert_eq!(bucket_start_of(window, WindowKind::Fixed, edge + Duration::from_secs(59)), edge);
+/// // The next interval begins a minute later (and a few hundred nanoseconds: see the docs).
+/// let next = bucket_start_of(window, WindowKind::Fixed, edge + Duration::from_secs(61));
+/// assert!(next - edge >= Duration::from_secs(60));
+/// assert!(next - edge < Duration::from_secs(60) + Duration::from_micros(1));
+/// # }
+/// ```
+pub fn bucket_start_of(window: Window, kind: WindowKind, now: Instant) -> Instant {
     match window {
-        Window::Time(_) => clock::to_instant(began(window, clock::to_nanos(now))),
+        Window::Time(_) => clock::to_instant(began(window, kind, clock::to_nanos(now))),
         Window::Count(_) => now,
     }
 }
 
-/// [`bucket_start`] on the breaker's clock.
-pub(crate) fn began(window: Window, now: Nanos) -> Nanos {
+/// [`bucket_start_of`] on the breaker's clock.
+pub(crate) fn began(window: Window, kind: WindowKind, now: Nanos) -> Nanos {
     match window {
-        Window::Time(span) => TimeWindow::bucket_start(span, now),
+        Window::Time(span) => TimeWindow::bucket_start(span, kind, now),
         Window::Count(_) => now,
     }
 }

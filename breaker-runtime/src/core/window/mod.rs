@@ -1,4 +1,5 @@
-//! The sliding windows of recorded outcomes a closed circuit is judged over.
+//! The windows of recorded outcomes a closed circuit is judged over: the last N calls, the last
+//! span of time, or what the current interval of a fixed window has seen.
 //!
 //! Both kinds record with atomic words and no allocation, and both tag what they hold with the
 //! generation of the closed period it belongs to: a period starts with an empty window without
@@ -14,7 +15,7 @@ mod time;
 pub(crate) use count::CountWindow;
 pub(crate) use time::TimeWindow;
 
-use crate::core::config::Window as WindowConfig;
+use crate::core::config::{Window as WindowConfig, WindowKind};
 
 /// The window was replaced by a reconfiguration before the outcome was written to it: record
 /// it again, in the window in force.
@@ -89,10 +90,10 @@ pub(crate) enum Window {
 }
 
 impl Window {
-    pub(crate) fn new(config: WindowConfig, generation: u32) -> Window {
+    pub(crate) fn new(config: WindowConfig, kind: WindowKind, generation: u32) -> Window {
         match config {
             WindowConfig::Count(size) => Window::Count(CountWindow::new(size, generation)),
-            WindowConfig::Time(span) => Window::Time(TimeWindow::new(span)),
+            WindowConfig::Time(span) => Window::Time(TimeWindow::new(span, kind)),
         }
     }
 
@@ -165,16 +166,22 @@ impl Window {
     /// The window `config` describes for the closed period of `generation`, holding what
     /// `carried` can keep: the newest outcomes a count window has room for, the outcomes a time
     /// window's span still covers. A window of the other kind starts empty, since a count
-    /// window's outcomes carry no time and a time window's no order.
-    pub(crate) fn holding(config: WindowConfig, generation: u32, carried: &Carried) -> Window {
+    /// window's outcomes carry no time and a time window's no order, and a fixed window's
+    /// interval and a sliding window's buckets do not line up.
+    pub(crate) fn holding(
+        config: WindowConfig,
+        kind: WindowKind,
+        generation: u32,
+        carried: &Carried,
+    ) -> Window {
         match (config, carried) {
             (WindowConfig::Count(size), Carried::Count(outcomes)) => {
                 Window::Count(CountWindow::holding(size, generation, outcomes))
             }
-            (WindowConfig::Time(span), Carried::Time(sealed)) => {
-                Window::Time(TimeWindow::holding(span, generation, sealed))
+            (WindowConfig::Time(span), Carried::Time(sealed)) if sealed.kind() == kind => {
+                Window::Time(TimeWindow::holding(span, kind, generation, sealed))
             }
-            (config, _) => Window::new(config, generation),
+            (config, _) => Window::new(config, kind, generation),
         }
     }
 

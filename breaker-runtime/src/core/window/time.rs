@@ -1,18 +1,23 @@
-//! Every outcome recorded in the last D, as a ring of eleven buckets of D/10 each.
+//! Every outcome recorded in the last D, as a ring of eleven buckets of D/10 each; or, for a
+//! fixed window, every outcome recorded since the last edge of an interval of D, as one bucket
+//! of D.
 //!
-//! An outcome is credited to the bucket of the moment it completes. The window sums the current
-//! bucket and the ten before it, so an outcome leaves it no earlier than D and no later than
-//! D + D/10 after it was recorded. A bucket is one 128-bit word holding its period's generation,
-//! its epoch (which D/10 slice of time it counts) and its three counts, so it is claimed, reused
-//! and counted into with one CAS and never needs sweeping.
+//! An outcome is credited to the bucket of the moment it completes. The sliding window sums the
+//! current bucket and the ten before it, so an outcome leaves it no earlier than D and no later
+//! than D + D/10 after it was recorded; the fixed window reads the current bucket alone, so all
+//! of its outcomes leave it together at the bucket's end. A bucket is one 128-bit word holding
+//! its period's generation, its epoch (which slice of time it counts) and its three counts, so it
+//! is claimed, reused and counted into with one CAS and never needs sweeping: a fixed window
+//! is the same ring with buckets ten times as long and a view of one, which is why it costs the
+//! closed call what the sliding window costs and clears without a sweep.
 //!
 //! A success is the common case and cannot open the circuit unless the window holds a failure
 //! or a slow call (every threshold is above 0%), so a success into a window that holds neither is
 //! counted and not judged; the window keeps the first epoch at which every failure and slow call
 //! recorded so far has left it. And on a clock that runs and cannot be paused, a period's
 //! outcomes are dated by the coarse clock (the kernel's last tick, a quarter of the price), which
-//! moves bucket edges by a tick or so: only for buckets of 100 ms and more (windows of 1 s and
-//! more), where a tick is a tenth of a bucket at most.
+//! moves bucket edges by a tick or so: only for buckets of 100 ms and more (sliding windows of
+//! 1 s and more, fixed windows of 100 ms and more), where a tick is a tenth of a bucket at most.
 //!
 //! Orderings are `Relaxed`, for the count window's reason (a bucket says which period and which
 //! slice of time it counts, and nothing else is published through it), except four that are
@@ -25,8 +30,10 @@ use std::time::Duration;
 use super::{Moved, Outcome, Recorded, Tally};
 use crate::base::clock::{self, Nanos, duration_nanos};
 use crate::base::sync::{AtomicU64, AtomicU128, Ordering};
+use crate::core::config::WindowKind;
 
-/// Ten full buckets behind the one being filled.
+/// Ten full buckets behind the one being filled: the sliding window's view. A fixed window
+/// views the one being filled alone, in a ring of the same size.
 const BUCKETS: u64 = 11;
 const GEN_BITS: u32 = 22;
 const EPOCH_BITS: u32 = 42;
@@ -61,6 +68,10 @@ pub(crate) struct TimeWindow {
 /// The window's shared state, on the heap so that the breaker stays as small with a time window
 /// as with a count window.
 struct Ring {
+    /// How many buckets, the current one and those before it, the window holds: `BUCKETS`
+    /// sliding, 1 fixed. Here rather than beside `bucket_nanos`, where it would make every
+    /// breaker a word larger.
+    view: u64,
     /// Which clock dates the outcomes of which closed period: the generation shifted left once,
     /// with the low bit set for the coarse clock. `u64::MAX` before any period chose.
     dating: AtomicU64,
@@ -76,9 +87,20 @@ struct Bucket {
     tally: Tally,
 }
 
-/// A tenth of the span, rounded up, so ten buckets always cover at least the whole span.
-fn bucket_nanos(span: Duration) -> u64 {
-    duration_nanos(span).div_ceil(10).max(2)
+/// A tenth of the span, rounded up, so ten buckets always cover at least the whole span; or
+/// the whole span, for a fixed window.
+fn bucket_nanos(span: Duration, kind: WindowKind) -> u64 {
+    match kind {
+        WindowKind::Sliding => duration_nanos(span).div_ceil(10).max(2),
+        WindowKind::Fixed => duration_nanos(span).max(2),
+    }
+}
+
+fn view(kind: WindowKind) -> u64 {
+    match kind {
+        WindowKind::Sliding => BUCKETS,
+        WindowKind::Fixed => 1,
+    }
 }
 
 /// 2^64 / `bucket_nanos`, rounded down.
@@ -87,12 +109,13 @@ fn per_epoch(bucket_nanos: u64) -> u64 {
 }
 
 impl TimeWindow {
-    pub(crate) fn new(span: Duration) -> TimeWindow {
-        let bucket_nanos = bucket_nanos(span);
+    pub(crate) fn new(span: Duration, kind: WindowKind) -> TimeWindow {
+        let bucket_nanos = bucket_nanos(span, kind);
         TimeWindow {
             bucket_nanos,
             per_epoch: per_epoch(bucket_nanos),
             ring: Box::new(Ring {
+                view: view(kind),
                 dating: AtomicU64::new(u64::MAX),
                 clean_from: AtomicU64::new(0),
                 buckets: std::array::from_fn(|_| AtomicU128::new(FRESH)),
@@ -103,8 +126,8 @@ impl TimeWindow {
     /// When the bucket of a window of `span` that `now` falls in began: where a trace counts
     /// from, so that a replay starting at a bucket's start puts each call in the bucket this
     /// window put it in.
-    pub(crate) fn bucket_start(span: Duration, now: Nanos) -> Nanos {
-        let per_epoch = u128::from(per_epoch(bucket_nanos(span)));
+    pub(crate) fn bucket_start(span: Duration, kind: WindowKind, now: Nanos) -> Nanos {
+        let per_epoch = u128::from(per_epoch(bucket_nanos(span, kind)));
         let epoch = (u128::from(now) * per_epoch) >> 64;
         // The first instant whose epoch (as `epoch` computes it) is this one: never after `now`.
         u64::try_from((epoch << 64).div_ceil(per_epoch)).map_or(now, |start| start.min(now))
@@ -112,7 +135,8 @@ impl TimeWindow {
 
     /// The slice of time `now` falls in. `now * per_epoch / 2^64` never exceeds `now /
     /// bucket_nanos` and steps by one at most every `bucket_nanos` (plus a fraction of a
-    /// nanosecond per bucket for buckets over four seconds): a bucket is never shorter than D/10.
+    /// nanosecond per bucket for buckets over four seconds): a bucket is never shorter than D/10
+    /// (D, fixed).
     #[inline]
     fn epoch(&self, now: Nanos) -> u64 {
         ((u128::from(now) * u128::from(self.per_epoch)) >> 64) as u64 & EPOCH_MASK
@@ -151,7 +175,7 @@ impl TimeWindow {
             // Before it is counted: see the module's note on orderings.
             self.ring
                 .clean_from
-                .fetch_max(epoch + BUCKETS, Ordering::SeqCst);
+                .fetch_max(epoch + self.ring.view, Ordering::SeqCst);
         }
         match self.count(generation, outcome, epoch, current_generation) {
             Counted::Yes => {}
@@ -262,7 +286,7 @@ impl TimeWindow {
         for cell in &self.ring.buckets {
             let bucket = unpack(cell.load(Ordering::SeqCst));
             let age = epoch.wrapping_sub(bucket.epoch) & EPOCH_MASK;
-            if bucket.generation == generation & GEN_MASK as u32 && age < BUCKETS {
+            if bucket.generation == generation & GEN_MASK as u32 && age < self.ring.view {
                 sum.calls += bucket.tally.calls;
                 sum.failures += bucket.tally.failures;
                 sum.slow += bucket.tally.slow;
@@ -289,6 +313,7 @@ impl TimeWindow {
             .collect();
         Sealed {
             bucket_nanos: self.bucket_nanos,
+            view: self.ring.view,
             dating: self.ring.dating.load(Ordering::Relaxed),
             buckets,
         }
@@ -297,19 +322,30 @@ impl TimeWindow {
     /// A window of `span` for the period of `generation`, holding what `sealed` counted that
     /// falls within the new span of now. Each old bucket moves whole into the new bucket where
     /// it began, so the new window keeps the outcomes inside it to within an old bucket (a
-    /// tenth of the old span).
-    pub(crate) fn holding(span: Duration, generation: u32, sealed: &Sealed) -> TimeWindow {
-        let window = TimeWindow::new(span);
+    /// tenth of the old span, or a fixed window's whole interval). The caller keeps the kind:
+    /// a window of the other kind starts empty.
+    pub(crate) fn holding(
+        span: Duration,
+        kind: WindowKind,
+        generation: u32,
+        sealed: &Sealed,
+    ) -> TimeWindow {
+        let window = TimeWindow::new(span, kind);
         // The period's clock stays the one its first outcome chose.
         window.ring.dating.store(sealed.dating, Ordering::Relaxed);
         let coarse = sealed.dating == dating_tag(generation, true);
         let now = window.epoch(clock::reading(coarse));
-        let old = TimeWindow::new(Duration::from_nanos(sealed.bucket_nanos.saturating_mul(10)));
+        let old_kind = sealed.kind();
+        let old_span = match old_kind {
+            WindowKind::Sliding => sealed.bucket_nanos.saturating_mul(10),
+            WindowKind::Fixed => sealed.bucket_nanos,
+        };
+        let old = TimeWindow::new(Duration::from_nanos(old_span), old_kind);
         for bucket in &sealed.buckets {
             let began = ((u128::from(bucket.epoch) << 64) / u128::from(old.per_epoch.max(1)))
                 .min(u128::from(u64::MAX)) as u64;
             let epoch = window.epoch(began);
-            if now.wrapping_sub(epoch) & EPOCH_MASK >= BUCKETS {
+            if now.wrapping_sub(epoch) & EPOCH_MASK >= window.ring.view {
                 continue;
             }
             let cell = &window.ring.buckets[(epoch % BUCKETS) as usize];
@@ -332,7 +368,7 @@ impl TimeWindow {
                 window
                     .ring
                     .clean_from
-                    .fetch_max(epoch + BUCKETS, Ordering::Relaxed);
+                    .fetch_max(epoch + window.ring.view, Ordering::Relaxed);
             }
         }
         window
@@ -342,8 +378,20 @@ impl TimeWindow {
 /// What a sealed time window counted: its buckets of the period, and how to read them.
 pub(crate) struct Sealed {
     bucket_nanos: u64,
+    view: u64,
     dating: u64,
     buckets: Vec<Bucket>,
+}
+
+impl Sealed {
+    /// The kind of the window sealed.
+    pub(crate) fn kind(&self) -> WindowKind {
+        if self.view == 1 {
+            WindowKind::Fixed
+        } else {
+            WindowKind::Sliding
+        }
+    }
 }
 
 fn dating_tag(generation: u32, coarse: bool) -> u64 {
