@@ -48,6 +48,7 @@ pub(crate) struct Options {
     pub(crate) mode: Option<At<Mode>>,
     pub(crate) record: Option<At<Record>>,
     pub(crate) probes: Option<At<u32>>,
+    pub(crate) probe_threshold: Option<At<Rate>>,
     pub(crate) slow_call: Option<At<Duration>>,
     pub(crate) warm_up: Option<At<Duration>>,
     pub(crate) slow_threshold: Option<At<Rate>>,
@@ -124,6 +125,7 @@ impl Options {
         match key {
             "threshold" => self.threshold = keep(errors, percentage(value, key)),
             "slow_threshold" => self.slow_threshold = keep(errors, percentage(value, key)),
+            "probe_threshold" => self.probe_threshold = keep(errors, percentage(value, key)),
             "window" => self.window = keep(errors, window(value)),
             "window_kind" => {
                 self.window_kind = keep(

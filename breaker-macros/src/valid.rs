@@ -23,6 +23,7 @@ pub(crate) fn settings(options: &Options) -> Settings {
         break_growth: value(options.break_growth),
         break_jitter: value(options.break_jitter),
         probes: value(options.probes).unwrap_or(d.probes),
+        probe_threshold: value(options.probe_threshold),
         slow_call: value(options.slow_call),
         slow_threshold: value(options.slow_threshold),
         mode: value(options.mode).unwrap_or(d.mode),

@@ -49,8 +49,14 @@ pub struct Settings {
     /// A random share of each break added to it, up to this (e.g. 10%), so breakers that
     /// opened together do not probe together; `None` for none (default).
     pub break_jitter: Option<Rate>,
-    /// Probes at once in half-open, and successes in a row that close it (default 1).
+    /// Probes at once in half-open, and successes in a row that close it (default 1); with
+    /// `probe_threshold`, the probes of a half-open period, judged together.
     pub probes: u32,
+    /// The failure (and slow-call) rate of the half-open period's `probes` probes at which the
+    /// circuit opens again, judged once all have answered (Resilience4j's
+    /// `permittedNumberOfCallsInHalfOpenState`); `None` for the default rule: every probe must
+    /// succeed, the first failure opens it.
+    pub probe_threshold: Option<Rate>,
     /// How long a success may take before it counts as slow; `None` for off (default).
     pub slow_call: Option<Duration>,
     /// The slow-call rate at which the circuit opens; `None` for the default, 100%. Needs
@@ -85,6 +91,7 @@ impl Settings {
         break_growth: None,
         break_jitter: None,
         probes: 1,
+        probe_threshold: None,
         slow_call: None,
         slow_threshold: None,
         mode: Mode::Enforce,
@@ -154,6 +161,7 @@ impl Settings {
                 "break_growth" => next.break_growth = v.break_growth,
                 "break_jitter" => next.break_jitter = v.break_jitter,
                 "probes" => next.probes = v.probes,
+                "probe_threshold" => next.probe_threshold = v.probe_threshold,
                 "slow_call" => next.slow_call = v.slow_call,
                 "slow_threshold" => next.slow_threshold = v.slow_threshold,
                 "mode" => next.mode = v.mode,

@@ -118,7 +118,9 @@ impl fmt::Display for Value {
 /// options written as strings.
 fn spelled_as(key: &str) -> (&'static str, &'static str) {
     match key {
-        "threshold" | "slow_threshold" | "break_jitter" => ("a percentage", "\"50%\""),
+        "threshold" | "slow_threshold" | "break_jitter" | "probe_threshold" => {
+            ("a percentage", "\"50%\"")
+        }
         "retry_budget" => ("a percentage (or \"off\")", "\"20%\""),
         "timeout" => ("a duration (or \"off\")", "\"2s\""),
         "backoff" => ("a range of two durations", "\"100ms..10s\""),
@@ -327,6 +329,7 @@ pub(crate) fn set_setting<E: de::Error>(
             s.break_growth = Some(value.read(key, grammar::break_growth)?);
         }
         "break_jitter" => s.break_jitter = Some(value.read(key, grammar::percentage)?),
+        "probe_threshold" => s.probe_threshold = Some(value.read(key, grammar::percentage)?),
         "slow_call" => s.slow_call = Some(value.read(key, grammar::nonzero_duration)?),
         "record" => s.record = Some(value.read(key, grammar::record)?),
         "warm_up" => s.warm_up = Some(value.read(key, grammar::nonzero_duration)?),

@@ -17,6 +17,7 @@ pub const OPTIONS: &[(&[&str], &str)] = &[
     (&["break_growth"], "`\"2x\"` (with `max_break_duration`)"),
     (&["break_jitter"], "none"),
     (&["probes"], "1"),
+    (&["probe_threshold"], "none (every probe must succeed)"),
     (&["slow_call"], "off"),
     (&["slow_threshold"], "`\"100%\"`"),
     (&["mode"], "`\"enforce\"`"),

@@ -202,3 +202,30 @@ fn a_fixed_window_counts_each_call_in_its_interval() {
     );
     assert!(fates.iter().all(|f| *f == Fate::Ran(Ending::Failed)));
 }
+
+#[test]
+fn a_probe_threshold_judges_the_half_open_periods_probes_together() {
+    // A window of 2 opens at 11 ms; after the 900 ms break, four probes at once (1 000 to
+    // 1 003 ms, each 5 ms), one of them failed: the default rule opens again on the failure,
+    // the rate rule closes once the four are in (25% < 50%).
+    let csv = "0,1,failure\n10,1,failure\n1000,5,failure\n1001,5,success\n1002,5,success\n1003,5,success\n";
+    let options = r#"window = "2", break_duration = "900ms", probes = 4"#;
+    let (every, _) = replayed(csv, options);
+    assert_eq!(
+        every,
+        [
+            (11, Closed, Open),
+            (1_000, Open, HalfOpen),
+            (1_005, HalfOpen, Open)
+        ]
+    );
+    let (rate, _) = replayed(csv, &format!(r#"{options}, probe_threshold = "50%""#));
+    assert_eq!(
+        rate,
+        [
+            (11, Closed, Open),
+            (1_000, Open, HalfOpen),
+            (1_008, HalfOpen, Closed)
+        ]
+    );
+}

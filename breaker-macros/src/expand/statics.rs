@@ -57,7 +57,7 @@ pub(super) fn statics(options: &Options, item: &ItemFn, krate: &TokenStream) -> 
 }
 
 /// The fields of `breaker_options::Settings`, one per option the configuration holds.
-const SETTINGS_FIELDS: usize = 15;
+const SETTINGS_FIELDS: usize = 16;
 
 /// The configuration as a `Settings` literal that names only the options written, so every
 /// default comes from its one definition in `breaker-options`.
@@ -129,6 +129,10 @@ fn config(options: &Options, krate: &TokenStream, name: &TokenStream) -> TokenSt
     if let Some(n) = options.probes {
         let n = n.value;
         fields.push(quote!(probes: #n));
+    }
+    if let Some(t) = options.probe_threshold {
+        let v = rate(t.value);
+        fields.push(quote!(probe_threshold: ::core::option::Option::Some(#v)));
     }
     if let Some(m) = options.mode {
         let v = match m.value {

@@ -20,6 +20,7 @@ pub(crate) fn settings(written: &Written) -> Settings {
         break_growth: written.break_growth,
         break_jitter: None,
         probes: written.probes.unwrap_or(d.probes),
+        probe_threshold: written.probe_threshold,
         slow_call: written.slow_call,
         slow_threshold: written.slow_threshold,
         mode: written.mode.unwrap_or(d.mode),

@@ -26,6 +26,7 @@ pub(crate) struct Written {
     pub(crate) max_break_duration: Option<Duration>,
     pub(crate) break_growth: Option<BreakGrowth>,
     pub(crate) probes: Option<u32>,
+    pub(crate) probe_threshold: Option<Rate>,
     pub(crate) slow_call: Option<Duration>,
     pub(crate) warm_up: Option<Duration>,
     pub(crate) slow_threshold: Option<Rate>,
@@ -40,6 +41,7 @@ pub(crate) fn read(written: &mut Written, key: &str, value: &Value) -> Result<()
     match key {
         "threshold" => written.threshold = Some(percentage(value, key)?),
         "slow_threshold" => written.slow_threshold = Some(percentage(value, key)?),
+        "probe_threshold" => written.probe_threshold = Some(percentage(value, key)?),
         "break_jitter" => drop(percentage(value, key)?),
         "window" => written.window = Some(window(value)?),
         "window_kind" => {

@@ -12,7 +12,7 @@ impl Ladders {
     /// The options at `point`, spelled as the attribute takes them: each option that differs
     /// from the library's default, in a fixed order. Options the search does not move are
     /// carried from the current options (`break_growth`, where a cap lets it grow, `warm_up`,
-    /// and a fixed `window_kind`, where the window is a time window).
+    /// `probe_threshold`, and a fixed `window_kind`, where the window is a time window).
     pub fn spell(&self, point: Point, current: &Settings) -> String {
         let mut spelled = String::new();
         let mut option = |text: String| {
@@ -50,6 +50,9 @@ impl Ladders {
         }
         if let Some(warm_up) = current.warm_up {
             option(format!("warm_up = \"{}\"", duration(warm_up)));
+        }
+        if let Some(rate) = current.probe_threshold {
+            option(format!("probe_threshold = \"{rate}\""));
         }
         let time_window = matches!(value(Knob::Window), Value::Window(Window::Time(_)));
         if current.window_kind == WindowKind::Fixed && time_window {

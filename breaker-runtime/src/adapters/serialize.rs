@@ -55,7 +55,7 @@ impl Serialize for State {
 
 impl Serialize for Config {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("Config", 16)?;
+        let mut s = serializer.serialize_struct("Config", 17)?;
         s.serialize_field("name", self.name().as_str())?;
         s.serialize_field("threshold", &self.threshold())?;
         s.serialize_field("window", &self.window())?;
@@ -70,6 +70,7 @@ impl Serialize for Config {
         s.serialize_field("break_growth", &self.break_growth().factor())?;
         s.serialize_field("break_jitter", &self.break_jitter())?;
         s.serialize_field("probes", &self.probes())?;
+        s.serialize_field("probe_threshold", &self.probe_threshold())?;
         s.serialize_field("slow_call_ms", &self.slow_call().map(millis))?;
         s.serialize_field("slow_threshold", &self.slow_threshold())?;
         s.serialize_field("mode", self.mode().as_str())?;

@@ -1,8 +1,12 @@
-//! The half-open circuit's probe slots and its run of successes, kept without a lock.
+//! The half-open circuit's probe slots and its run of successes (or its probes' answers), kept
+//! without a lock.
 //!
 //! At most `probes` calls hold a slot at once. A slot is freed by its probe's outcome, by its
 //! cancellation, or, for a probe that never answers, once it has held the slot for the break
-//! duration: a hung probe cannot keep the circuit half-open for ever.
+//! duration: a hung probe cannot keep the circuit half-open for ever. Under the rate rule
+//! (`probe_threshold`) a probe's outcome does not free its slot but marks it answered, so that
+//! the period admits `probes` answers and no more, and the answers are judged together once
+//! the last is in; an ignored or cancelled probe, and a hung one, still free theirs.
 //!
 //! A held slot holds its probe's *stamp*: the low bits of the half-open period's generation and
 //! of the admission time. The stamp does three jobs at once. It names the holder, so that a
@@ -20,13 +24,42 @@
 
 use crate::base::clock::Nanos;
 use crate::base::sync::{AtomicU64, Ordering};
+use crate::core::config::Rate;
+use crate::core::window::{Outcome, Tally};
 
 pub(crate) struct Probes {
-    slots: Box<[AtomicU64]>,
-    /// The period's generation in the high half and its successful probes in the low half,
-    /// so that a success from an earlier period is never counted in this one.
-    successes: AtomicU64,
+    /// The period's run, then, under the rate rule, the rule, then the slots: one allocation,
+    /// so the breaker keeps a single pointer to them, and a breaker of the default rule keeps
+    /// no word for a rule it does not have.
+    ///
+    /// The run is the period's generation in the high half and, in the low half, its
+    /// successful probes (the default rule) or its answers (the rate rule: `ANSWER_BITS` each
+    /// of answers, failures and slow successes), so that an outcome from an earlier period is
+    /// never counted in this one; `RATE_RULE` marks it for good under the rate rule. The rule
+    /// is the rate rule's threshold in millionths; it never changes (a change of rule replaces
+    /// the slots).
+    words: Box<[AtomicU64]>,
 }
+
+const RUN: usize = 0;
+/// Set in the run, whatever the period, when the rule follows it.
+const RATE_RULE: u64 = 1 << 31;
+
+/// What a probe's answer came to under the rate rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// Counted; others are still out.
+    Counted,
+    /// The last of the period's answers: the period's probes, to judge.
+    All(Tally),
+    /// Its period is over, or its slot was given to another after it hung: counted nowhere.
+    Late,
+}
+
+/// Bits of each count of the rate rule's answers: at most `MAX_PROBES` each.
+const ANSWER_BITS: u32 = 10;
+const ANSWER_MASK: u64 = (1 << ANSWER_BITS) - 1;
+const _: () = assert!(crate::core::config::MAX_PROBES as u64 <= ANSWER_MASK);
 
 /// A probe's claim on its slot: the slot's index above the admission time. With the period's
 /// generation, which the permit keeps anyway, it gives the stamp back; one word keeps every
@@ -34,12 +67,14 @@ pub(crate) struct Probes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProbeId(u64);
 
-/// Bits of a stamp that hold the admission time, in nanoseconds: 2^54 ns is about 208 days.
-/// Above them one bit set in every stamp, so that no stamp is [`FREE`], and the period's tag.
-const TIME_BITS: u32 = 54;
+/// Bits of a stamp that hold the admission time, in nanoseconds: 2^53 ns is about 104 days.
+/// Above them one bit set in every stamp, so that no stamp is [`FREE`], one set once the
+/// probe answered under the rate rule, and the period's tag.
+const TIME_BITS: u32 = 53;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
 const HELD: u64 = 1 << TIME_BITS;
-const TAG_SHIFT: u32 = TIME_BITS + 1;
+const ANSWERED: u64 = 1 << (TIME_BITS + 1);
+const TAG_SHIFT: u32 = TIME_BITS + 2;
 const FREE: u64 = 0;
 /// How far another thread's reading may run ahead of ours: a stamp up to this far "in the
 /// future" is a probe that has just started.
@@ -96,17 +131,57 @@ fn takeable(held: u64, generation: u32, now: Nanos, give_up_after: Nanos) -> boo
         // late for a period that is over, and must not take a slot from the current one.
         return later(ours, theirs);
     }
+    if held & ANSWERED != 0 {
+        // Spent: the rate rule admits a slot's worth of answers per period.
+        return false;
+    }
     let held_for = now.wrapping_sub(held) & TIME_MASK;
     let just_started = held_for > TIME_MASK - SKEW;
     !just_started && held_for >= give_up_after
 }
 
 impl Probes {
-    pub(crate) fn new(capacity: u32) -> Probes {
+    /// Slots for `capacity` probes at once, judged by the rate rule at `threshold`, or by the
+    /// default rule (every probe must succeed) without one.
+    pub(crate) fn new(capacity: u32, threshold: Option<Rate>) -> Probes {
+        let head = match threshold {
+            Some(rate) => vec![RATE_RULE, u64::from(rate.ppm())],
+            None => vec![0],
+        };
         Probes {
-            slots: (0..capacity).map(|_| AtomicU64::new(FREE)).collect(),
-            successes: AtomicU64::new(0),
+            words: head
+                .into_iter()
+                .chain((0..capacity).map(|_| FREE))
+                .map(AtomicU64::new)
+                .collect(),
         }
+    }
+
+    fn successes(&self) -> &AtomicU64 {
+        &self.words[RUN]
+    }
+
+    fn rate_rule(&self) -> bool {
+        self.successes().load(Ordering::Relaxed) & RATE_RULE != 0
+    }
+
+    fn slots(&self) -> &[AtomicU64] {
+        let first = if self.rate_rule() { 2 } else { 1 };
+        self.words.get(first..).unwrap_or_default()
+    }
+
+    fn rule(&self) -> u32 {
+        match self.words.get(1) {
+            // Stored from a rate's millionths, so the cast is exact.
+            Some(rule) if self.rate_rule() => rule.load(Ordering::Relaxed) as u32,
+            _ => 0,
+        }
+    }
+
+    /// The rate rule's threshold, or `None` for the default rule.
+    pub(crate) fn threshold(&self) -> Option<Rate> {
+        let ppm = self.rule();
+        (ppm > 0).then(|| Rate::from_ppm(ppm))
     }
 
     /// Starts the half-open period of `generation` with no success, unless it or a later one
@@ -117,11 +192,11 @@ impl Probes {
         if self.counts_nothing() {
             return;
         }
-        let fresh = u64::from(generation) << 32;
-        let mut current = self.successes.load(Ordering::Relaxed);
+        let mut current = self.successes().load(Ordering::Relaxed);
+        let fresh = u64::from(generation) << 32 | (current & RATE_RULE);
         // Generations are compared as a circle, as the state word advances them.
         while (generation.wrapping_sub((current >> 32) as u32) as i32) > 0 {
-            match self.successes.compare_exchange_weak(
+            match self.successes().compare_exchange_weak(
                 current,
                 fresh,
                 Ordering::Relaxed,
@@ -142,7 +217,7 @@ impl Probes {
         give_up_after: Nanos,
     ) -> Option<ProbeId> {
         let stamp = stamp(generation, now);
-        for (index, slot) in self.slots.iter().enumerate() {
+        for (index, slot) in self.slots().iter().enumerate() {
             let mut held = slot.load(Ordering::Relaxed);
             while takeable(held, generation, now, give_up_after) {
                 match slot.compare_exchange_weak(held, stamp, Ordering::Relaxed, Ordering::Relaxed)
@@ -157,7 +232,7 @@ impl Probes {
 
     /// Gives back the slot of a probe of the period `generation`, if it still holds it.
     pub(crate) fn release(&self, generation: u32, probe: ProbeId) {
-        if let Some(slot) = self.slots.get(probe.index()) {
+        if let Some(slot) = self.slots().get(probe.index()) {
             // Fails when the slot was taken from a hung probe: the new holder keeps it.
             let stamp = probe.stamp(generation);
             let _ = slot.compare_exchange(stamp, FREE, Ordering::Relaxed, Ordering::Relaxed);
@@ -171,47 +246,102 @@ impl Probes {
         if self.counts_nothing() {
             return Some(1);
         }
-        let mut current = self.successes.load(Ordering::Relaxed);
+        let mut current = self.successes().load(Ordering::Relaxed);
         loop {
             if (current >> 32) as u32 != generation {
                 return None;
             }
             let next = current.wrapping_add(1);
-            match self.successes.compare_exchange_weak(
+            match self.successes().compare_exchange_weak(
                 current,
                 next,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Some(next as u32),
+                Ok(_) => return Some((next & !RATE_RULE) as u32),
                 Err(actual) => current = actual,
             }
         }
     }
 
-    /// One probe's success is the whole run: no count to keep (nor its read-modify-write).
+    /// Counts the answer of a probe of the period `generation` under the rate rule, and marks
+    /// its slot spent for the period. A probe whose slot was given to another after it hung,
+    /// or whose period is over, is counted nowhere.
+    pub(crate) fn answer(&self, generation: u32, probe: ProbeId, outcome: Outcome) -> Answered {
+        let Some(slot) = self.slots().get(probe.index()) else {
+            return Answered::Late;
+        };
+        let stamp = probe.stamp(generation);
+        if slot
+            .compare_exchange(
+                stamp,
+                stamp | ANSWERED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return Answered::Late;
+        }
+        let added = 1
+            | u64::from(outcome == Outcome::Failure) << ANSWER_BITS
+            | u64::from(outcome == Outcome::Slow) << (2 * ANSWER_BITS);
+        let mut current = self.successes().load(Ordering::Relaxed);
+        loop {
+            if (current >> 32) as u32 != generation {
+                return Answered::Late;
+            }
+            // Each count stays within its bits: a slot answers once a period.
+            let next = current + added;
+            match self.successes().compare_exchange_weak(
+                current,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    let tally = Tally {
+                        calls: (next & ANSWER_MASK) as u32,
+                        failures: (next >> ANSWER_BITS & ANSWER_MASK) as u32,
+                        slow: (next >> (2 * ANSWER_BITS) & ANSWER_MASK) as u32,
+                    };
+                    return if tally.calls >= self.capacity() {
+                        Answered::All(tally)
+                    } else {
+                        Answered::Counted
+                    };
+                }
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// One probe's success is the whole run under the default rule: no count to keep (nor
+    /// its read-modify-write).
     fn counts_nothing(&self) -> bool {
-        self.slots.len() == 1
+        self.slots().len() == 1 && self.rule() == 0
     }
 
     /// How many probes may hold a slot at once, and how many successes in a row close the
     /// circuit: the `probes` these slots were made for.
     pub(crate) fn capacity(&self) -> u32 {
         // At most MAX_PROBES slots, so the cast is exact.
-        self.slots.len() as u32
+        self.slots().len() as u32
     }
 
     /// Bytes on the heap behind the slots.
     pub(crate) fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.slots)
+        std::mem::size_of_val(&*self.words)
     }
 
     /// Probes of the period `generation` holding a slot at `now`: a hung probe has given
-    /// its slot up, whether or not a new probe took it yet.
+    /// its slot up, whether or not a new probe took it yet, and one that answered under the
+    /// rate rule holds none.
     pub(crate) fn in_flight(&self, generation: u32, now: Nanos, give_up_after: Nanos) -> u32 {
-        self.slots
+        self.slots()
             .iter()
-            .filter(|slot| !takeable(slot.load(Ordering::Relaxed), generation, now, give_up_after))
+            .map(|slot| slot.load(Ordering::Relaxed))
+            .filter(|&held| held & ANSWERED == 0 && !takeable(held, generation, now, give_up_after))
             .count() as u32
     }
 }
@@ -224,7 +354,7 @@ mod tests {
 
     #[test]
     fn admits_up_to_capacity_and_frees_on_release() {
-        let probes = Probes::new(2);
+        let probes = Probes::new(2, None);
         let a = probes.admit(7, 0, 100 * US).unwrap();
         let _b = probes.admit(7, 0, 100 * US).unwrap();
         assert_eq!(probes.admit(7, 0, 100 * US), None);
@@ -235,7 +365,7 @@ mod tests {
 
     #[test]
     fn hung_probes_give_up_their_slot_to_the_first_admission_after_they_hang() {
-        let probes = Probes::new(2);
+        let probes = Probes::new(2, None);
         let hung = probes.admit(1, 0, 100 * US).unwrap();
         let _ = probes.admit(1, 50 * US, 100 * US).unwrap();
         assert_eq!(probes.admit(1, 100 * US - 1, 100 * US), None, "not yet");
@@ -261,14 +391,14 @@ mod tests {
 
     #[test]
     fn a_probe_admitted_a_hair_later_elsewhere_is_not_hung() {
-        let probes = Probes::new(1);
+        let probes = Probes::new(1, None);
         let _ = probes.admit(1, 10 * US, 100 * US).unwrap();
         assert_eq!(probes.admit(1, 9 * US, 100 * US), None);
     }
 
     #[test]
     fn a_slot_of_an_earlier_period_is_free_in_the_next() {
-        let probes = Probes::new(1);
+        let probes = Probes::new(1, None);
         let stale = probes.admit(1, 0, 100 * US).unwrap();
         assert_eq!(probes.in_flight(3, 0, 100 * US), 0);
         let current = probes
@@ -286,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_call_late_for_its_period_takes_no_slot_of_a_later_one() {
-        let probes = Probes::new(1);
+        let probes = Probes::new(1, None);
         let current = probes.admit(6, 0, 100 * US).unwrap();
         assert_eq!(probes.admit(4, 0, 100 * US), None, "period 4 is over");
         assert_eq!(probes.in_flight(6, 0, 100 * US), 1);
@@ -313,7 +443,7 @@ mod tests {
 
     #[test]
     fn successes_count_only_in_their_own_period() {
-        let probes = Probes::new(2);
+        let probes = Probes::new(2, None);
         probes.begin(4);
         assert_eq!(probes.succeeded(4), Some(1));
         assert_eq!(probes.succeeded(3), None);
@@ -332,7 +462,7 @@ mod tests {
 
     #[test]
     fn one_probe_is_the_whole_run_and_nothing_is_counted() {
-        let probes = Probes::new(1);
+        let probes = Probes::new(1, None);
         probes.begin(4);
         assert_eq!(probes.succeeded(4), Some(1));
         assert_eq!(probes.succeeded(4), Some(1), "no run builds up");
@@ -340,6 +470,80 @@ mod tests {
             probes.succeeded(3),
             Some(1),
             "the caller checks the period itself"
+        );
+    }
+
+    fn half() -> Option<Rate> {
+        Some(Rate::from_ppm(500_000))
+    }
+
+    #[test]
+    fn the_rate_rule_admits_a_slots_worth_of_answers_and_judges_them_together() {
+        let probes = Probes::new(3, half());
+        probes.begin(2);
+        let a = probes.admit(2, 0, 100 * US).unwrap();
+        let b = probes.admit(2, 0, 100 * US).unwrap();
+        let c = probes.admit(2, 0, 100 * US).unwrap();
+        assert_eq!(probes.answer(2, a, Outcome::Failure), Answered::Counted);
+        assert_eq!(
+            probes.admit(2, 0, 100 * US),
+            None,
+            "an answered slot is spent for the period"
+        );
+        assert_eq!(probes.in_flight(2, 0, 100 * US), 2);
+        assert_eq!(probes.answer(2, b, Outcome::Slow), Answered::Counted);
+        assert_eq!(
+            probes.answer(2, c, Outcome::Success),
+            Answered::All(Tally {
+                calls: 3,
+                failures: 1,
+                slow: 1
+            })
+        );
+        assert_eq!(
+            probes.answer(2, c, Outcome::Success),
+            Answered::Late,
+            "once"
+        );
+        probes.begin(4);
+        assert!(
+            probes.admit(4, 0, 100 * US).is_some(),
+            "the next period's slots are free"
+        );
+    }
+
+    #[test]
+    fn under_the_rate_rule_a_hung_probes_late_answer_is_counted_nowhere() {
+        let probes = Probes::new(1, half());
+        probes.begin(2);
+        let hung = probes.admit(2, 0, 100 * US).unwrap();
+        let next = probes.admit(2, 100 * US, 100 * US).expect("it hung");
+        assert_eq!(probes.answer(2, hung, Outcome::Failure), Answered::Late);
+        assert_eq!(
+            probes.answer(2, next, Outcome::Success),
+            Answered::All(Tally {
+                calls: 1,
+                failures: 0,
+                slow: 0
+            })
+        );
+    }
+
+    #[test]
+    fn under_the_rate_rule_a_released_slot_is_admitted_again() {
+        let probes = Probes::new(1, half());
+        probes.begin(2);
+        let ignored = probes.admit(2, 0, 100 * US).unwrap();
+        probes.release(2, ignored);
+        let next = probes.admit(2, 0, 100 * US).expect("freed");
+        assert!(matches!(
+            probes.answer(2, next, Outcome::Failure),
+            Answered::All(_)
+        ));
+        assert_eq!(
+            probes.answer(3, next, Outcome::Failure),
+            Answered::Late,
+            "another period's"
         );
     }
 }

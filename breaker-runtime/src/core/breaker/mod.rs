@@ -56,6 +56,7 @@ mod inject;
 pub(crate) mod kind;
 pub(crate) mod observer;
 pub(crate) mod permit;
+mod probe_rule;
 mod reconfigure;
 mod reconfigured;
 mod record;
@@ -145,6 +146,8 @@ struct Outside {
     flight: OnceLock<Box<Flight>>,
     /// The warm-up, for a breaker that has one.
     warm_up: warm_up::WarmUp,
+    /// The half-open probes' rate rule as set, for a breaker that has one.
+    probe_rule: probe_rule::ProbeRule,
 }
 
 /// What only the rare paths touch.
@@ -168,11 +171,12 @@ impl Breaker {
             start = Word(start.0 | Word::FLIGHT_PENDING_BIT);
         }
         let warm_up = config.warm_up();
+        let probe_threshold = config.probe_threshold();
         let breaker = Breaker {
             state: AtomicU64::new(start.0),
             open_until: AtomicU64::new(0),
             window: Window::new(config.window(), config.window_kind(), start.generation()),
-            probes: Probes::new(config.probes()),
+            probes: Probes::new(config.probes(), probe_threshold),
             last_transition: AtomicU64::new(0),
             cold: Mutex::new(Cold {
                 listeners: None,
@@ -184,6 +188,7 @@ impl Breaker {
         if warm_up.is_some() {
             breaker.set_warm_up(warm_up);
         }
+        breaker.set_probe_threshold(probe_threshold);
         breaker
     }
 
@@ -200,6 +205,7 @@ impl Breaker {
         Config::from_words(self.name().clone(), self.config_words())
             .with_mode(self.word().mode())
             .with_warm_up(self.warm_up())
+            .with_probe_threshold(self.probe_threshold())
     }
 
     /// The words of the configuration in force, never half of one configuration and half of
@@ -402,10 +408,12 @@ mod footprint {
         // size, and a breaker never reconfigured finds its window and probes where it did), and
         // the trace once one is started (16 more, for the same reason), the drill once one
         // is started (16 more, likewise), the injection once one is started (16 more), the
-        // flight recorder once the breaker is called (16 more), and the warm-up's length and
-        // start (16 more: read only by the judgement that would open the circuit).
+        // flight recorder once the breaker is called (16 more), the warm-up's length and
+        // start (16 more: read only by the judgement that would open the circuit), and the
+        // half-open probes' rate rule as set (8 more: the slots in force carry the rule they
+        // judge by, which waits for the circuit to close when changed while it is not).
         assert!(
-            outside - shards <= 168,
+            outside - shards <= 176,
             "the outside seams' state, once one is used: {} bytes",
             outside - shards
         );
@@ -439,11 +447,12 @@ mod reconfigured_footprint {
         // What the first change allocates: the outside seams' state it lives in (with the
         // counts' shards, a cache line per thread number) and the record of the changes (three
         // configurations, each 8 bytes longer since it carries `record` and 8 more since it
-        // carries `warm_up`, and 16 bytes more in the outside seams for the flight recorder's
-        // slot, 16 for the warm-up).
+        // carries `warm_up`, 8 more in the record for a probe rule waiting beside a number of
+        // probes, and 16 bytes more in the outside seams for the flight recorder's slot, 16 for
+        // the warm-up, 8 for the probes' rate rule as set).
         let shards = breaker.outside.get().unwrap().counters.heap_bytes();
         assert!(
-            options - shards <= 584,
+            options - shards <= 600,
             "new options alone: {options} bytes, {shards} of them the counts' shards"
         );
         breaker

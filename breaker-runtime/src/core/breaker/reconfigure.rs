@@ -24,7 +24,7 @@ use crate::base::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::core::breaker::observer::{self, CallEvent};
 use crate::core::breaker::reconfigured::{ConfigSource, Options, Reconfigured, Requester};
 use crate::core::breaker::{Breaker, Cold};
-use crate::core::config::{Config, ConfigBuilder, ConfigError, Mode, Settings};
+use crate::core::config::{Config, ConfigBuilder, ConfigError, Mode, Rate, Settings};
 use crate::core::probes::Probes;
 use crate::core::state::{State, Word};
 use crate::core::window::Window;
@@ -47,8 +47,9 @@ struct Changes {
     /// The configuration the breaker was built with, for [`Breaker::reset_config`].
     built: Config,
     last: Option<Reconfigured>,
-    /// A number of probes to apply once the break and the half-open period after it are over.
-    pending_probes: Option<u32>,
+    /// A number of probes, and their rule, to apply once the break and the half-open period
+    /// after it are over.
+    pending_probes: Option<(u32, Option<Rate>)>,
 }
 
 impl Replaced {
@@ -264,7 +265,8 @@ impl Breaker {
         });
         let new_window =
             next.window() != before.window() || next.window_kind() != before.window_kind();
-        let new_probes = next.probes() != self.probes().capacity();
+        let new_probes = next.probes() != self.probes().capacity()
+            || next.probe_threshold() != self.probes().threshold();
         if (new_window && !replaced.windows.has_room())
             || (new_probes && !replaced.probes.has_room())
         {
@@ -289,11 +291,12 @@ impl Breaker {
                 // The first call after the break begins the half-open period without the lock,
                 // with the slots it finds: they stay until the circuit closes. The mark tells
                 // that transition to look for the number waiting.
-                changes.pending_probes = Some(next.probes());
+                changes.pending_probes = Some((next.probes(), next.probe_threshold()));
                 self.install(Ok(()));
             } else {
                 changes.pending_probes = None;
-                self.install(replaced.probes.replace(Probes::new(next.probes())));
+                let probes = Probes::new(next.probes(), next.probe_threshold());
+                self.install(replaced.probes.replace(probes));
             }
         }
         if next.mode() != before.mode() && next.mode() != word.mode() {
@@ -308,6 +311,9 @@ impl Breaker {
         }
         if next.warm_up() != before.warm_up() {
             self.set_warm_up(next.warm_up());
+        }
+        if next.probe_threshold() != before.probe_threshold() {
+            self.set_probe_threshold(next.probe_threshold());
         }
         if !word.reconfigured() {
             // Release, before the first word is written: a reader that sees a new word and then
@@ -352,8 +358,8 @@ impl Breaker {
             return;
         };
         let pending = replaced.changes().pending_probes.take();
-        if let Some(probes) = pending {
-            self.install(replaced.probes.replace(Probes::new(probes)));
+        if let Some((probes, threshold)) = pending {
+            self.install(replaced.probes.replace(Probes::new(probes, threshold)));
         }
     }
 

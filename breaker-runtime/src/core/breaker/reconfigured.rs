@@ -150,6 +150,10 @@ pub(crate) fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
         ),
         ("break_jitter", now.break_jitter != next.break_jitter),
         ("probes", now.probes != next.probes),
+        (
+            "probe_threshold",
+            now.probe_threshold != next.probe_threshold,
+        ),
         ("slow_call", now.slow_call != next.slow_call),
         (
             "slow_threshold",
@@ -190,6 +194,9 @@ impl fmt::Display for Options<'_> {
             c.break_duration(),
             c.probes()
         )?;
+        if let Some(rate) = c.probe_threshold() {
+            write!(f, ", probe_threshold = \"{}%\"", rate.percent())?;
+        }
         if let Some(max) = c.max_break_duration() {
             write!(f, ", max_break_duration = \"{max:?}\"")?;
         }

@@ -233,6 +233,9 @@ impl Breaker {
         // counts every slot of this one as free.
         match outcome {
             None => self.give_back(generation, id),
+            Some(outcome) if self.probes().threshold().is_some() => {
+                self.answer_probe(generation, id, outcome)
+            }
             Some(Outcome::Success) => {
                 let run = self.probes().succeeded(generation);
                 if run.is_some_and(|run| run >= self.probes().capacity()) {
@@ -253,9 +256,10 @@ impl Breaker {
     }
 
     /// Closes the circuit after its run of successful probes, or opens it again after a failed
-    /// one, if the half-open period of `generation` is still on.
+    /// one (or after the rate rule's verdict), if the half-open period of `generation` is still
+    /// on.
     #[cold]
-    fn end_half_open(&self, generation: u32, to: State) {
+    pub(super) fn end_half_open(&self, generation: u32, to: State) {
         let event = {
             let mut cold = self.cold();
             let seen = self.word();

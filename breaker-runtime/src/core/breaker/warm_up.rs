@@ -35,10 +35,13 @@ impl Breaker {
             .map(|(span, _)| Duration::from_nanos(span))
     }
 
-    /// The configuration in force with the warm-up it keeps beside it, read by a caller that
-    /// holds the lock: what a change of options starts from.
+    /// The configuration in force with the warm-up and probe rule it keeps beside it, read by
+    /// a caller that holds the lock: what a change of options starts from.
     pub(super) fn settled_config(&self) -> crate::core::config::Config {
-        self.config.settled().with_warm_up(self.warm_up())
+        self.config
+            .settled()
+            .with_warm_up(self.warm_up())
+            .with_probe_threshold(self.probe_threshold())
     }
 
     /// Sets the warm-up's length: at build, or by a live change under the lock. One that has

@@ -31,6 +31,7 @@ pub struct ConfigBuilder {
     slow_threshold: Option<f64>,
     break_growth: Option<f64>,
     break_jitter: Option<f64>,
+    probe_threshold: Option<f64>,
     /// The options a setter was called for, as bits of [`OPTIONS`]: what
     /// [`Breaker::update`](crate::Breaker::update) changes.
     named: u16,
@@ -38,7 +39,7 @@ pub struct ConfigBuilder {
 
 /// The options a live breaker can change, in the attribute's order: the bits of
 /// `ConfigBuilder::named`.
-const OPTIONS: [&str; 15] = [
+const OPTIONS: [&str; 16] = [
     "threshold",
     "window",
     "window_kind",
@@ -49,6 +50,7 @@ const OPTIONS: [&str; 15] = [
     "break_growth",
     "break_jitter",
     "probes",
+    "probe_threshold",
     "slow_call",
     "slow_threshold",
     "mode",
@@ -65,6 +67,7 @@ impl Default for ConfigBuilder {
             slow_threshold: None,
             break_growth: None,
             break_jitter: None,
+            probe_threshold: None,
             named: 0,
         }
     }
@@ -156,10 +159,20 @@ impl ConfigBuilder {
         self.name_option("break_jitter");
         self
     }
-    /// Probes allowed at once in half-open, and successes in a row that close it (default 1).
+    /// Probes allowed at once in half-open, and successes in a row that close it (default 1);
+    /// with [`probe_threshold`](Self::probe_threshold), the probes of a half-open period.
     pub fn probes(mut self, probes: u32) -> Self {
         self.settings.probes = probes;
         self.name_option("probes");
+        self
+    }
+    /// Judge a half-open period's probes together, as Resilience4j does: admit at most
+    /// `probes` of them, and once all have answered close the circuit if their failure rate
+    /// (and slow-call rate, by `slow_threshold`) is below `percent`, in (0, 100], or open it
+    /// again otherwise (default: none, every probe must succeed and the first failure opens it).
+    pub fn probe_threshold(mut self, percent: f64) -> Self {
+        self.probe_threshold = Some(percent);
+        self.name_option("probe_threshold");
         self
     }
     /// A success that takes longer than this is slow (default: off).
@@ -217,6 +230,7 @@ impl ConfigBuilder {
         self.slow_threshold = settings.slow_threshold.map(Rate::percent);
         self.break_growth = settings.break_growth.map(BreakGrowth::factor);
         self.break_jitter = settings.break_jitter.map(Rate::percent);
+        self.probe_threshold = settings.probe_threshold.map(Rate::percent);
         self.settings = settings;
         self
     }
@@ -284,6 +298,10 @@ impl ConfigBuilder {
         };
         settings.break_jitter = match self.break_jitter {
             Some(percent) => Some(percentage("break_jitter", percent)?),
+            None => None,
+        };
+        settings.probe_threshold = match self.probe_threshold {
+            Some(percent) => Some(percentage("probe_threshold", percent)?),
             None => None,
         };
         Ok(settings)

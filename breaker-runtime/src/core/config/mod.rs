@@ -68,6 +68,10 @@ pub struct Config {
     /// call reads it, only the judgement that would open the circuit): a live breaker keeps
     /// it beside its warm-up (`breaker/warm_up.rs`).
     warm_up: u64,
+    /// The half-open probes' rate rule in millionths, 0 for none (every probe must succeed).
+    /// Not among the live words either: a live breaker's probe slots keep the rule they judge
+    /// by, and the breaker the one set (`breaker/probe_rule.rs`).
+    probe_threshold: u32,
 }
 
 const RECORD_OFF: u32 = 0;
@@ -174,6 +178,7 @@ impl fmt::Debug for Config {
             .field("break_growth", &self.break_growth())
             .field("break_jitter", &self.break_jitter())
             .field("probes", &self.probes())
+            .field("probe_threshold", &self.probe_threshold())
             .field("mode", &self.mode())
             .field("slow_call", &self.slow_call())
             .field("slow_threshold", &self.slow_threshold)
@@ -240,6 +245,10 @@ impl Config {
                 Some(Record::Last(span)) => record_secs(span),
             },
             warm_up: nanos_or_zero(settings.warm_up),
+            probe_threshold: match settings.probe_threshold {
+                Some(rate) => rate.ppm(),
+                None => 0,
+            },
         }
     }
 
@@ -267,6 +276,7 @@ impl Config {
             break_growth: self.max_break_duration().map(|_| self.break_growth()),
             break_jitter: self.break_jitter(),
             probes: self.probes(),
+            probe_threshold: self.probe_threshold(),
             slow_call: self.slow_call(),
             slow_threshold: self.slow_call().map(|_| self.slow_threshold),
             mode: self.mode(),
@@ -365,6 +375,18 @@ impl Config {
     /// How many probes may run at once in half-open, and how many successes in a row close it.
     pub fn probes(&self) -> u32 {
         (self.calls & PROBES_BITS) >> PROBES_SHIFT
+    }
+    /// The failure (and slow-call) rate of a half-open period's `probes` probes, judged once all
+    /// have answered, at which the circuit opens again; `None` for the default rule (every
+    /// probe must succeed, and the first failure opens it).
+    pub fn probe_threshold(&self) -> Option<Rate> {
+        (self.probe_threshold > 0).then(|| Rate::from_ppm(self.probe_threshold))
+    }
+    /// The same configuration with another probe rule: how a live breaker tells the one it
+    /// keeps.
+    pub(crate) fn with_probe_threshold(mut self, threshold: Option<Rate>) -> Self {
+        self.probe_threshold = threshold.map_or(0, Rate::ppm);
+        self
     }
     /// The mode a breaker built from it starts in; an operator may switch a live one
     /// ([`Breaker::set_mode`](crate::Breaker::set_mode)).
@@ -510,8 +532,9 @@ impl Config {
             max_break_duration,
             slow_call,
             record: (rates >> RECORD_SHIFT) as u32 & RECORD_DEFAULT,
-            // Not among the words: the breaker adds the warm-up it keeps.
+            // Not among the words: the breaker adds the warm-up and probe rule it keeps.
             warm_up: 0,
+            probe_threshold: 0,
         }
     }
 
