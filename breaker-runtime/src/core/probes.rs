@@ -28,22 +28,22 @@ use crate::core::config::Rate;
 use crate::core::window::{Outcome, Tally};
 
 pub(crate) struct Probes {
-    /// The period's run, then, under the rate rule, the rule, then the slots: one allocation,
-    /// so the breaker keeps a single pointer to them, and a breaker of the default rule keeps
-    /// no word for a rule it does not have.
-    ///
-    /// The run is the period's generation in the high half and, in the low half, its
-    /// successful probes (the default rule) or its answers (the rate rule: `ANSWER_BITS` each
-    /// of answers, failures and slow successes), so that an outcome from an earlier period is
-    /// never counted in this one; `RATE_RULE` marks it for good under the rate rule. The rule
-    /// is the rate rule's threshold in millionths; it never changes (a change of rule replaces
-    /// the slots).
-    words: Box<[AtomicU64]>,
+    /// The slots, then, under the rate rule, the rule's word (`RULE_WORD` and the threshold in
+    /// millionths), which no probe ever takes: a breaker of the default rule keeps no word
+    /// for a rule it does not have, and the rule never changes (a change of rule replaces the
+    /// slots).
+    slots: Box<[AtomicU64]>,
+    /// The period's generation in the high half and, in the low half, its successful probes
+    /// (the default rule) or its answers (the rate rule: `ANSWER_BITS` each of answers,
+    /// failures and slow successes), so that an outcome from an earlier period is never
+    /// counted in this one; `RATE_RULE` marks it for good under the rate rule.
+    successes: AtomicU64,
 }
 
-const RUN: usize = 0;
-/// Set in the run, whatever the period, when the rule follows it.
+/// Set in the run, whatever the period, under the rate rule.
 const RATE_RULE: u64 = 1 << 31;
+/// Marks the rule's word: not free, and not held.
+const RULE_WORD: u64 = ANSWERED;
 
 /// What a probe's answer came to under the rate rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,15 +80,29 @@ const FREE: u64 = 0;
 /// future" is a probe that has just started.
 const SKEW: Nanos = 1_000_000_000;
 
-const _: () = assert!(crate::core::config::MAX_PROBES <= 1 << (64 - TIME_BITS));
+/// Bits of a probe's claim above the time: the index of its slot, and a mark
+/// for a probe judged by the rate rule, so that its outcome finds its way without reading the
+/// rule again.
+const INDEX_BITS: u32 = 10;
+const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+const RATE_PROBE: u64 = 1 << 63;
+const _: () = assert!(TIME_BITS + INDEX_BITS <= 63);
+const _: () = assert!(crate::core::config::MAX_PROBES as u64 <= INDEX_MASK);
 
 impl ProbeId {
-    fn new(index: usize, now: Nanos) -> ProbeId {
-        ProbeId(((index as u64) << TIME_BITS) | (now & TIME_MASK))
+    fn new(index: usize, now: Nanos, rate_rule: bool) -> ProbeId {
+        let rate = if rate_rule { RATE_PROBE } else { 0 };
+        ProbeId(rate | ((index as u64) << TIME_BITS) | (now & TIME_MASK))
     }
 
+    /// The index of its slot.
     fn index(self) -> usize {
-        (self.0 >> TIME_BITS) as usize
+        (self.0 >> TIME_BITS & INDEX_MASK) as usize
+    }
+
+    /// Whether its outcome is counted by the rate rule.
+    pub(crate) fn judged_by_rate(self) -> bool {
+        self.0 & RATE_PROBE != 0
     }
 
     fn stamp(self, generation: u32) -> u64 {
@@ -125,6 +139,10 @@ fn takeable(held: u64, generation: u32, now: Nanos, give_up_after: Nanos) -> boo
     if held == FREE {
         return true;
     }
+    if held & HELD == 0 {
+        // The rate rule's word.
+        return false;
+    }
     let (ours, theirs) = (period_tag(generation), tag_of(held));
     if ours != theirs {
         // Held in an earlier period, which is over: free. Held in a later one: this call is
@@ -144,36 +162,25 @@ impl Probes {
     /// Slots for `capacity` probes at once, judged by the rate rule at `threshold`, or by the
     /// default rule (every probe must succeed) without one.
     pub(crate) fn new(capacity: u32, threshold: Option<Rate>) -> Probes {
-        let head = match threshold {
-            Some(rate) => vec![RATE_RULE, u64::from(rate.ppm())],
-            None => vec![0],
-        };
+        let rule = threshold.map(|rate| RULE_WORD | u64::from(rate.ppm()));
         Probes {
-            words: head
-                .into_iter()
-                .chain((0..capacity).map(|_| FREE))
+            slots: (0..capacity)
+                .map(|_| FREE)
+                .chain(rule)
                 .map(AtomicU64::new)
                 .collect(),
+            successes: AtomicU64::new(if rule.is_some() { RATE_RULE } else { 0 }),
         }
     }
 
-    fn successes(&self) -> &AtomicU64 {
-        &self.words[RUN]
-    }
-
     fn rate_rule(&self) -> bool {
-        self.successes().load(Ordering::Relaxed) & RATE_RULE != 0
-    }
-
-    fn slots(&self) -> &[AtomicU64] {
-        let first = if self.rate_rule() { 2 } else { 1 };
-        self.words.get(first..).unwrap_or_default()
+        self.successes.load(Ordering::Relaxed) & RATE_RULE != 0
     }
 
     fn rule(&self) -> u32 {
-        match self.words.get(1) {
+        match self.slots.last() {
             // Stored from a rate's millionths, so the cast is exact.
-            Some(rule) if self.rate_rule() => rule.load(Ordering::Relaxed) as u32,
+            Some(rule) if self.rate_rule() => (rule.load(Ordering::Relaxed) & !RULE_WORD) as u32,
             _ => 0,
         }
     }
@@ -192,11 +199,11 @@ impl Probes {
         if self.counts_nothing() {
             return;
         }
-        let mut current = self.successes().load(Ordering::Relaxed);
+        let mut current = self.successes.load(Ordering::Relaxed);
         let fresh = u64::from(generation) << 32 | (current & RATE_RULE);
         // Generations are compared as a circle, as the state word advances them.
         while (generation.wrapping_sub((current >> 32) as u32) as i32) > 0 {
-            match self.successes().compare_exchange_weak(
+            match self.successes.compare_exchange_weak(
                 current,
                 fresh,
                 Ordering::Relaxed,
@@ -217,12 +224,14 @@ impl Probes {
         give_up_after: Nanos,
     ) -> Option<ProbeId> {
         let stamp = stamp(generation, now);
-        for (index, slot) in self.slots().iter().enumerate() {
+        // The rule's word, where there is one, is never takeable: the rule need not be read
+        // before the slots.
+        for (index, slot) in self.slots.iter().enumerate() {
             let mut held = slot.load(Ordering::Relaxed);
             while takeable(held, generation, now, give_up_after) {
                 match slot.compare_exchange_weak(held, stamp, Ordering::Relaxed, Ordering::Relaxed)
                 {
-                    Ok(_) => return Some(ProbeId::new(index, now)),
+                    Ok(_) => return Some(ProbeId::new(index, now, self.rate_rule())),
                     Err(now_held) => held = now_held,
                 }
             }
@@ -232,33 +241,36 @@ impl Probes {
 
     /// Gives back the slot of a probe of the period `generation`, if it still holds it.
     pub(crate) fn release(&self, generation: u32, probe: ProbeId) {
-        if let Some(slot) = self.slots().get(probe.index()) {
+        if let Some(slot) = self.slots.get(probe.index()) {
             // Fails when the slot was taken from a hung probe: the new holder keeps it.
             let stamp = probe.stamp(generation);
             let _ = slot.compare_exchange(stamp, FREE, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
-    /// Counts a successful probe of the period `generation`: the run of successes so far, or
-    /// `None` when that period is over. With one slot the success is the whole run and nothing
-    /// is counted: the answer is 1, and whoever acts on it checks the period itself.
-    pub(crate) fn succeeded(&self, generation: u32) -> Option<u32> {
+    /// Counts a successful probe of the period `generation` under the default rule: whether
+    /// the run of successes is now whole (`probes` in a row), or `None` when that period is
+    /// over. With one slot the success is the whole run and nothing is counted: the answer is
+    /// yes, and whoever acts on it checks the period itself.
+    pub(crate) fn succeeded(&self, generation: u32) -> Option<bool> {
         if self.counts_nothing() {
-            return Some(1);
+            return Some(true);
         }
-        let mut current = self.successes().load(Ordering::Relaxed);
+        // Under the default rule every word is a slot.
+        let capacity = self.slots.len() as u64;
+        let mut current = self.successes.load(Ordering::Relaxed);
         loop {
             if (current >> 32) as u32 != generation {
                 return None;
             }
             let next = current.wrapping_add(1);
-            match self.successes().compare_exchange_weak(
+            match self.successes.compare_exchange_weak(
                 current,
                 next,
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Some((next & !RATE_RULE) as u32),
+                Ok(_) => return Some((next & u64::from(u32::MAX) & !RATE_RULE) >= capacity),
                 Err(actual) => current = actual,
             }
         }
@@ -268,7 +280,7 @@ impl Probes {
     /// its slot spent for the period. A probe whose slot was given to another after it hung,
     /// or whose period is over, is counted nowhere.
     pub(crate) fn answer(&self, generation: u32, probe: ProbeId, outcome: Outcome) -> Answered {
-        let Some(slot) = self.slots().get(probe.index()) else {
+        let Some(slot) = self.slots.get(probe.index()) else {
             return Answered::Late;
         };
         let stamp = probe.stamp(generation);
@@ -286,14 +298,14 @@ impl Probes {
         let added = 1
             | u64::from(outcome == Outcome::Failure) << ANSWER_BITS
             | u64::from(outcome == Outcome::Slow) << (2 * ANSWER_BITS);
-        let mut current = self.successes().load(Ordering::Relaxed);
+        let mut current = self.successes.load(Ordering::Relaxed);
         loop {
             if (current >> 32) as u32 != generation {
                 return Answered::Late;
             }
             // Each count stays within its bits: a slot answers once a period.
             let next = current + added;
-            match self.successes().compare_exchange_weak(
+            match self.successes.compare_exchange_weak(
                 current,
                 next,
                 Ordering::Relaxed,
@@ -319,26 +331,27 @@ impl Probes {
     /// One probe's success is the whole run under the default rule: no count to keep (nor
     /// its read-modify-write).
     fn counts_nothing(&self) -> bool {
-        self.slots().len() == 1 && self.rule() == 0
+        // One slot: a rule would be a second word.
+        self.slots.len() == 1
     }
 
     /// How many probes may hold a slot at once, and how many successes in a row close the
     /// circuit: the `probes` these slots were made for.
     pub(crate) fn capacity(&self) -> u32 {
-        // At most MAX_PROBES slots, so the cast is exact.
-        self.slots().len() as u32
+        // At most MAX_PROBES slots, and the rule's word after them, so the cast is exact.
+        (self.slots.len() - usize::from(self.rate_rule())) as u32
     }
 
     /// Bytes on the heap behind the slots.
     pub(crate) fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.words)
+        std::mem::size_of_val(&*self.slots)
     }
 
     /// Probes of the period `generation` holding a slot at `now`: a hung probe has given
     /// its slot up, whether or not a new probe took it yet, and one that answered under the
     /// rate rule holds none.
     pub(crate) fn in_flight(&self, generation: u32, now: Nanos, give_up_after: Nanos) -> u32 {
-        self.slots()
+        self.slots
             .iter()
             .map(|slot| slot.load(Ordering::Relaxed))
             .filter(|&held| held & ANSWERED == 0 && !takeable(held, generation, now, give_up_after))
@@ -445,17 +458,17 @@ mod tests {
     fn successes_count_only_in_their_own_period() {
         let probes = Probes::new(2, None);
         probes.begin(4);
-        assert_eq!(probes.succeeded(4), Some(1));
+        assert_eq!(probes.succeeded(4), Some(false), "one of two");
         assert_eq!(probes.succeeded(3), None);
-        assert_eq!(probes.succeeded(4), Some(2));
+        assert_eq!(probes.succeeded(4), Some(true), "two of two");
         probes.begin(6);
         assert_eq!(probes.succeeded(4), None);
-        assert_eq!(probes.succeeded(6), Some(1));
+        assert_eq!(probes.succeeded(6), Some(false));
         probes.begin(6);
         probes.begin(5);
         assert_eq!(
             probes.succeeded(6),
-            Some(2),
+            Some(true),
             "beginning it again, or late, wipes nothing"
         );
     }
@@ -464,11 +477,11 @@ mod tests {
     fn one_probe_is_the_whole_run_and_nothing_is_counted() {
         let probes = Probes::new(1, None);
         probes.begin(4);
-        assert_eq!(probes.succeeded(4), Some(1));
-        assert_eq!(probes.succeeded(4), Some(1), "no run builds up");
+        assert_eq!(probes.succeeded(4), Some(true));
+        assert_eq!(probes.succeeded(4), Some(true), "no run builds up");
         assert_eq!(
             probes.succeeded(3),
-            Some(1),
+            Some(true),
             "the caller checks the period itself"
         );
     }

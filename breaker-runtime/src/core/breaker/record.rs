@@ -233,12 +233,9 @@ impl Breaker {
         // counts every slot of this one as free.
         match outcome {
             None => self.give_back(generation, id),
-            Some(outcome) if self.probes().threshold().is_some() => {
-                self.answer_probe(generation, id, outcome)
-            }
+            Some(outcome) if id.judged_by_rate() => self.answer_probe(generation, id, outcome),
             Some(Outcome::Success) => {
-                let run = self.probes().succeeded(generation);
-                if run.is_some_and(|run| run >= self.probes().capacity()) {
+                if self.probes().succeeded(generation) == Some(true) {
                     self.end_half_open(generation, State::Closed);
                 } else {
                     self.give_back(generation, id);
