@@ -233,6 +233,10 @@ pub use core::config::{
 pub use core::events::{Origin, Subscription, Transition};
 pub use core::injection::{Fault, InjectError, Injecting, Injection, MAX_INJECTION};
 pub use core::opening::{OpenReason, Opening};
+pub use core::saved::{
+    RestoreError, Restored, SAVED_STATE_VERSION, SavedBucket, SavedOutcome, SavedState,
+    SavedStates, SavedWindow,
+};
 pub use core::state::State;
 pub use core::trace;
 pub use fallback::stale::StaleCache;

@@ -15,6 +15,8 @@ pub mod metrics;
 #[cfg(feature = "opentelemetry")]
 pub mod opentelemetry;
 #[cfg(feature = "serde")]
+pub(crate) mod saved_json;
+#[cfg(feature = "serde")]
 pub(crate) mod serialize;
 #[cfg(feature = "tonic")]
 pub mod tonic;

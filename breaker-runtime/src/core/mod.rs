@@ -11,6 +11,7 @@ pub(crate) mod injection;
 pub(crate) mod live_config;
 pub(crate) mod opening;
 pub(crate) mod probes;
+pub(crate) mod saved;
 pub(crate) mod state;
 pub mod trace;
 pub(crate) mod window;

@@ -264,6 +264,13 @@ impl Word {
         }
     }
 
+    /// The same word with `n` failed probes in a row (at most 255, where the break stopped
+    /// growing long before): a break's growth put back from a saved state.
+    pub(crate) const fn with_failed_probes(self, n: u32) -> Word {
+        let n = if n > 255 { 255 } else { n as u64 };
+        Word((self.0 & !FAILED_PROBES) | (n << FAILED_SHIFT))
+    }
+
     #[cfg(test)]
     const fn with_counting(self) -> Word {
         Word(self.0 | COUNTED)

@@ -20,6 +20,7 @@ pub(crate) mod declaration;
 mod explain;
 pub(crate) mod handle;
 pub(crate) mod health;
+mod saved;
 #[cfg(feature = "test-util")]
 pub(crate) mod scope;
 

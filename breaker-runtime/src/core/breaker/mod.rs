@@ -61,6 +61,7 @@ mod reconfigure;
 mod reconfigured;
 mod record;
 pub(crate) mod remote;
+mod restore;
 pub(crate) mod snapshot;
 mod trace;
 pub(crate) mod transition;

@@ -302,6 +302,22 @@ impl CountWindow {
             .map(|word| word.swap(SEALED, Ordering::Relaxed))
             .collect();
         self.tallies.swap(SEALED, Ordering::Relaxed);
+        self.outcomes_in(&words, generation)
+    }
+
+    /// The outcomes the period of `generation` holds, oldest first, as they are now (a
+    /// recorder racing the reading may or may not be in it).
+    pub(crate) fn outcomes(&self, generation: u32) -> Vec<Outcome> {
+        let words: Vec<u64> = self.cells[1..]
+            .iter()
+            .map(|word| word.load(Ordering::Relaxed))
+            .collect();
+        self.outcomes_in(&words, generation)
+    }
+
+    /// The outcomes of the period of `generation` that `words` (the slot words) hold, oldest
+    /// first.
+    fn outcomes_in(&self, words: &[u64], generation: u32) -> Vec<Outcome> {
         let size = self.size as usize;
         let oldest = cursor_position(self.cursor().load(Ordering::Relaxed)) % size;
         let tag = u64::from(generation & GEN_MASK);

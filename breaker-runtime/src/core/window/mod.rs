@@ -15,12 +15,19 @@ mod time;
 pub(crate) use count::CountWindow;
 pub(crate) use time::TimeWindow;
 
+use crate::base::clock::Nanos;
 use crate::core::config::{Window as WindowConfig, WindowKind};
 
 /// The window was replaced by a reconfiguration before the outcome was written to it: record
 /// it again, in the window in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Moved;
+
+/// What a window holds, to carry to another process.
+pub(crate) enum Held {
+    Count(Vec<Outcome>),
+    Time(Vec<(Nanos, Tally)>),
+}
 
 /// What recording an outcome came to: the tally to judge, nothing to judge, or [`Moved`].
 pub(crate) type Recorded = Result<Option<Tally>, Moved>;
@@ -182,6 +189,36 @@ impl Window {
                 Window::Time(TimeWindow::holding(span, kind, generation, sealed))
             }
             (config, _) => Window::new(config, kind, generation),
+        }
+    }
+
+    /// What the period of `generation` holds now: a count window's outcomes, oldest first, or
+    /// a time window's buckets, each with when it began.
+    pub(crate) fn held(&self, generation: u32) -> Held {
+        match self {
+            Window::Count(w) => Held::Count(w.outcomes(generation)),
+            Window::Time(w) => Held::Time(w.buckets(generation)),
+        }
+    }
+
+    /// Puts back outcomes another process's window held, into the period of `generation`:
+    /// a count window records them in their order (keeping the newest it has room for), a
+    /// time window adds each bucket it still covers. Returns how many it kept. The circuit is
+    /// not judged: the state is put back apart.
+    pub(crate) fn put_back(&self, generation: u32, held: &Held) -> u64 {
+        match (self, held) {
+            (Window::Count(w), Held::Count(outcomes)) => {
+                for &outcome in outcomes {
+                    let _ = w.record(generation, outcome, || generation);
+                }
+                u64::from(w.tally(generation).calls)
+            }
+            (Window::Time(w), Held::Time(buckets)) => buckets
+                .iter()
+                .filter(|(began, tally)| w.put_back(generation, *began, *tally))
+                .map(|(_, tally)| u64::from(tally.calls))
+                .sum(),
+            _ => 0,
         }
     }
 

@@ -342,36 +342,80 @@ impl TimeWindow {
         };
         let old = TimeWindow::new(Duration::from_nanos(old_span), old_kind);
         for bucket in &sealed.buckets {
-            let began = ((u128::from(bucket.epoch) << 64) / u128::from(old.per_epoch.max(1)))
-                .min(u128::from(u64::MAX)) as u64;
-            let epoch = window.epoch(began);
-            if now.wrapping_sub(epoch) & EPOCH_MASK >= window.ring.view {
-                continue;
-            }
-            let cell = &window.ring.buckets[(epoch % BUCKETS) as usize];
-            let mut into = unpack(cell.load(Ordering::Relaxed));
-            if into.generation != generation & GEN_MASK as u32 || into.epoch != epoch {
-                into = Bucket {
-                    generation,
-                    epoch,
-                    tally: Tally::EMPTY,
-                };
-            }
-            into.tally.calls += bucket.tally.calls;
-            into.tally.failures += bucket.tally.failures;
-            into.tally.slow += bucket.tally.slow;
-            into.tally.calls = into.tally.calls.min(BUCKET_CAPACITY);
-            into.tally.failures = into.tally.failures.min(into.tally.calls);
-            into.tally.slow = into.tally.slow.min(into.tally.calls - into.tally.failures);
-            cell.swap(pack(into), Ordering::Relaxed);
-            if bucket.tally.failures + bucket.tally.slow > 0 {
-                window
-                    .ring
-                    .clean_from
-                    .fetch_max(epoch + window.ring.view, Ordering::Relaxed);
-            }
+            let began = old.began(bucket.epoch);
+            window.add(generation, began, bucket.tally, now);
         }
         window
+    }
+
+    /// When the bucket of `epoch` began.
+    fn began(&self, epoch: u64) -> Nanos {
+        ((u128::from(epoch) << 64) / u128::from(self.per_epoch.max(1))).min(u128::from(u64::MAX))
+            as u64
+    }
+
+    /// Adds `tally`, counted in a bucket that began at `began`, to the bucket of the period of
+    /// `generation` where `began` falls, if the window still holds it at epoch `now`: how a
+    /// window replaced by a reconfiguration, or saved by another process, is carried over.
+    /// The caller is the only writer (a window being built, or a breaker being restored).
+    fn add(&self, generation: u32, began: Nanos, tally: Tally, now: u64) {
+        let epoch = self.epoch(began);
+        if now.wrapping_sub(epoch) & EPOCH_MASK >= self.ring.view {
+            return;
+        }
+        let cell = &self.ring.buckets[(epoch % BUCKETS) as usize];
+        let mut into = unpack(cell.load(Ordering::Relaxed));
+        if into.generation != generation & GEN_MASK as u32 || into.epoch != epoch {
+            into = Bucket {
+                generation,
+                epoch,
+                tally: Tally::EMPTY,
+            };
+        }
+        into.tally.calls += tally.calls;
+        into.tally.failures += tally.failures;
+        into.tally.slow += tally.slow;
+        into.tally.calls = into.tally.calls.min(BUCKET_CAPACITY);
+        into.tally.failures = into.tally.failures.min(into.tally.calls);
+        into.tally.slow = into.tally.slow.min(into.tally.calls - into.tally.failures);
+        cell.swap(pack(into), Ordering::Relaxed);
+        if tally.failures + tally.slow > 0 {
+            self.ring
+                .clean_from
+                .fetch_max(epoch + self.ring.view, Ordering::Relaxed);
+        }
+    }
+
+    /// The buckets the period of `generation` holds now, each with when it began.
+    pub(crate) fn buckets(&self, generation: u32) -> Vec<(Nanos, Tally)> {
+        let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
+        let now = self.epoch(clock::reading(coarse));
+        let mut held: Vec<(Nanos, Tally)> = self
+            .ring
+            .buckets
+            .iter()
+            .map(|cell| unpack(cell.load(Ordering::Relaxed)))
+            .filter(|b| {
+                b.generation == generation & GEN_MASK as u32
+                    && now.wrapping_sub(b.epoch) & EPOCH_MASK < self.ring.view
+                    && b.tally.calls > 0
+            })
+            .map(|b| (self.began(b.epoch), b.tally))
+            .collect();
+        held.sort_by_key(|(began, _)| *began);
+        held
+    }
+
+    /// Puts back a bucket that began at `began` (on this process's clock), for the period of
+    /// `generation`, if the window still holds it now. Returns whether it did.
+    pub(crate) fn put_back(&self, generation: u32, began: Nanos, tally: Tally) -> bool {
+        let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
+        let now = self.epoch(clock::reading(coarse));
+        if now.wrapping_sub(self.epoch(began)) & EPOCH_MASK >= self.ring.view {
+            return false;
+        }
+        self.add(generation, began, tally, now);
+        true
     }
 }
 
