@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use breaker_runtime::trace::bucket_start_of;
-use breaker_runtime::{
-    Breaker, BreakerError, Config, ConfigBuilder, State, Window, WindowKind, circuit_breaker,
-};
+use breaker_runtime::{Breaker, Config, ConfigBuilder, State, Window, WindowKind, circuit_breaker};
 use tokio::time::{Instant, advance};
 
 fn succeed(breaker: &Breaker, times: usize) {
@@ -82,20 +80,23 @@ async fn gobreaker_interval_clears_every_count_at_the_intervals_end() {
     assert_eq!(sliding.state(), State::Closed, "8 of 14 is under 60%");
 }
 
+/// Polly's test breaker: a failure threshold of 50% and a minimum throughput of 4 over a
+/// sampling duration of 199 ms, under its 200 ms resolution.
+fn polly() -> (Duration, Breaker) {
+    let span = Duration::from_millis(199);
+    let config = Config::builder()
+        .threshold(50.0)
+        .fixed_window(span)
+        .min_calls(4);
+    (span, Breaker::new(config.build().unwrap()))
+}
+
 /// Polly's advanced circuit breaker with a sampling duration under its 200 ms resolution keeps
 /// one bucket that resets when the duration passes:
 /// `Should_not_open_circuit_if_failures_at_end_of_last_timeslice_below_failure_threshold_and_failures_in_beginning_of_new_timeslice_where_total_equals_failure_threshold_low_sampling_duration`.
 #[tokio::test(start_paused = true)]
 async fn polly_failures_either_side_of_an_edge_do_not_add_up() {
-    let span = Duration::from_millis(199);
-    let breaker = Breaker::new(
-        Config::builder()
-            .threshold(50.0)
-            .fixed_window(span)
-            .min_calls(4)
-            .build()
-            .unwrap(),
-    );
+    let (span, breaker) = polly();
     to_next_edge(span).await;
     succeed(&breaker, 1);
     advance(span - Duration::from_millis(1)).await;
@@ -114,15 +115,7 @@ async fn polly_failures_either_side_of_an_edge_do_not_add_up() {
 /// Polly: `Should_open_circuit_if_failure_threshold_exceeded_and_throughput_threshold_equalled_within_timeslice_low_sampling_duration`.
 #[tokio::test(start_paused = true)]
 async fn polly_the_threshold_met_within_one_interval_opens_it() {
-    let span = Duration::from_millis(199);
-    let breaker = Breaker::new(
-        Config::builder()
-            .threshold(50.0)
-            .fixed_window(span)
-            .min_calls(4)
-            .build()
-            .unwrap(),
-    );
+    let (span, breaker) = polly();
     to_next_edge(span).await;
     succeed(&breaker, 1);
     advance(span - Duration::from_millis(1)).await;
@@ -224,23 +217,14 @@ fn a_fixed_count_window_is_refused_with_the_fix() {
     assert!(refused.to_string().contains("\"60s\""), "{refused}");
 }
 
-#[derive(Debug, thiserror::Error, breaker_runtime::IsFailure)]
-enum Down {
-    #[error("down")]
-    Down,
-    #[error(transparent)]
-    #[breaker(transparent)]
-    Open(#[from] BreakerError),
-}
-
 #[circuit_breaker(
     window = "1s",
     window_kind = "fixed",
     min_calls = 2,
     threshold = "100%"
 )]
-async fn flaky(fail: bool) -> Result<(), Down> {
-    if fail { Err(Down::Down) } else { Ok(()) }
+async fn flaky(fail: bool) -> Result<(), std::io::Error> {
+    breaker_tests::answer(fail)
 }
 
 #[tokio::test(start_paused = true)]

@@ -237,23 +237,14 @@ async fn a_live_change_of_rule_waits_for_the_circuit_to_close() {
     assert_eq!(breaker.state(), State::Closed, "1 of 2 failed: 50% < 60%");
 }
 
-#[derive(Debug, thiserror::Error, breaker_runtime::IsFailure)]
-enum Down {
-    #[error("down")]
-    Down,
-    #[error(transparent)]
-    #[breaker(transparent)]
-    Open(#[from] BreakerError),
-}
-
 #[circuit_breaker(
     window = "2",
     break_duration = "1s",
     probes = 2,
     probe_threshold = "50%"
 )]
-async fn flaky(fail: bool) -> Result<(), Down> {
-    if fail { Err(Down::Down) } else { Ok(()) }
+async fn flaky(fail: bool) -> Result<(), std::io::Error> {
+    breaker_tests::answer(fail)
 }
 
 #[tokio::test(start_paused = true)]

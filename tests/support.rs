@@ -26,6 +26,11 @@ pub fn up() -> Result<(), io::Error> {
     Ok(())
 }
 
+/// A call that fails as a dependency does when `fail`, and succeeds otherwise.
+pub fn answer(fail: bool) -> Result<(), io::Error> {
+    if fail { down() } else { up() }
+}
+
 /// Runs one call through the breaker, returning whether it was rejected.
 pub async fn call(breaker: &Breaker, result: Result<(), io::Error>) -> bool {
     matches!(breaker.call(async { result }).await, Err(e) if e.is_rejection())

@@ -149,16 +149,7 @@ fn read_state(name: &str, value: &Value) -> Result<SavedState, RestoreError> {
     let state_text = field("state")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid("state", "is missing or not a string"))?;
-    let state = [
-        State::Closed,
-        State::Open,
-        State::HalfOpen,
-        State::ForcedOpen,
-        State::Disabled,
-    ]
-    .into_iter()
-    .find(|s| s.as_str() == state_text)
-    .ok_or_else(|| {
+    let state = State::named(state_text).ok_or_else(|| {
         invalid(
             "state",
             &format!(

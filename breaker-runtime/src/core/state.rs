@@ -41,6 +41,20 @@ impl State {
         }
     }
 
+    /// The state of a stable name ([`as_str`](Self::as_str)), as a trace or a saved state
+    /// writes it.
+    pub(crate) fn named(name: &str) -> Option<State> {
+        [
+            State::Closed,
+            State::Open,
+            State::HalfOpen,
+            State::ForcedOpen,
+            State::Disabled,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == name)
+    }
+
     /// Whether calls are turned away in this state (half-open turns away only the calls beyond
     /// its probes, so it is not).
     pub fn rejects(self) -> bool {

@@ -12,15 +12,7 @@ const ALL_FIELDS: [&str; 5] = ["at_ms", "duration_ms", "outcome", "from", "to"];
 
 /// The state a trace spells `text`.
 fn state(text: &str) -> Option<State> {
-    [
-        State::Closed,
-        State::Open,
-        State::HalfOpen,
-        State::ForcedOpen,
-        State::Disabled,
-    ]
-    .into_iter()
-    .find(|state| state.as_str() == text)
+    State::named(text)
 }
 
 /// The trace as JSON Lines: one object per call, in the order given, each line ended.
