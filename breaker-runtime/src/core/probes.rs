@@ -240,11 +240,14 @@ impl Probes {
     }
 
     /// Gives back the slot of a probe of the period `generation`, if it still holds it.
+    /// `SeqCst`, for the waiters: the breaker's `wake_after_release` reads their count after
+    /// it, and a waiter that counted itself before reads the slot free (as cheap as `Relaxed`
+    /// where a read-modify-write is a full barrier anyway, as on x86-64).
     pub(crate) fn release(&self, generation: u32, probe: ProbeId) {
         if let Some(slot) = self.slots.get(probe.index()) {
             // Fails when the slot was taken from a hung probe: the new holder keeps it.
             let stamp = probe.stamp(generation);
-            let _ = slot.compare_exchange(stamp, FREE, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = slot.compare_exchange(stamp, FREE, Ordering::SeqCst, Ordering::Relaxed);
         }
     }
 

@@ -249,7 +249,7 @@ impl Breaker {
     /// Frees a probe's slot for the next probe, and wakes whoever waits for one.
     fn give_back(&self, generation: u32, id: ProbeId) {
         self.probes().release(generation, id);
-        self.wake_waiters();
+        self.wake_after_release();
     }
 
     /// Closes the circuit after its run of successful probes, or opens it again after a failed

@@ -4,10 +4,10 @@
 use std::pin::pin;
 use std::sync::Arc;
 
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::base::clock;
+use crate::base::sync::{AtomicU64, Ordering, fence};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::observer;
 use crate::core::breaker::permit::{OwnedPermit, Permit};
@@ -47,7 +47,9 @@ impl Breaker {
     /// # }
     /// ```
     pub async fn admitted(&self) -> Permit<'_> {
-        let waiters = self.waiters();
+        let outside = self.outside();
+        let waiters = &outside.waiters;
+        let _waiting = Waiting::count(&outside.waiting);
         loop {
             let mut woken = pin!(waiters.notified());
             // Registered before the state is read, so a transition between the read and the
@@ -110,15 +112,47 @@ impl Breaker {
         }
     }
 
-    fn waiters(&self) -> &Notify {
-        &self.outside().waiters
-    }
-
-    /// Wakes every task waiting for admission, if any ever waited: after every transition and
-    /// every probe slot given back.
+    /// Wakes every task waiting for admission, if one waits: after every transition and
+    /// every change of what admits a call. The caller changed the state word (or what an
+    /// admission reads) before: of this fence and the waiter's after it counts itself, one
+    /// comes first, and either the waiter reads the change or this reads the waiter.
     pub(super) fn wake_waiters(&self) {
         if let Some(outside) = self.outside.get() {
-            outside.waiters.notify_waiters();
+            fence(Ordering::SeqCst);
+            if outside.waiting.load(Ordering::Relaxed) > 0 {
+                outside.waiters.notify_waiters();
+            }
         }
+    }
+
+    /// Wakes every task waiting for admission, if one waits, after a probe slot was given back
+    /// by a `SeqCst` read-modify-write: that, and this `SeqCst` read, order the give-back and
+    /// the waiter's count as [`wake_waiters`](Self::wake_waiters)' fence does, without a fence
+    /// on the half-open path. (tokio's `notify_waiters` takes a lock even when nobody waits: it
+    /// was a sixth of a half-open call.)
+    pub(super) fn wake_after_release(&self) {
+        if let Some(outside) = self.outside.get() {
+            if outside.waiting.load(Ordering::SeqCst) > 0 {
+                outside.waiters.notify_waiters();
+            }
+        }
+    }
+}
+
+/// A task counted among those waiting for admission while it waits.
+struct Waiting<'a>(&'a AtomicU64);
+
+impl<'a> Waiting<'a> {
+    fn count(waiting: &'a AtomicU64) -> Waiting<'a> {
+        waiting.fetch_add(1, Ordering::SeqCst);
+        // Before the waiter reads the state: see `wake_waiters`.
+        fence(Ordering::SeqCst);
+        Waiting(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
