@@ -14,10 +14,11 @@
 //! service on `n` worker threads up to `n` shards' worth, of which a reading keeps the newest
 //! [`CALLS`] that every shard still holds.
 //!
-//! The breaker's own transitions are kept beside them, under a lock: they are rare.
+//! The breaker's own transitions are kept beside them, one word each in a ring of their own
+//! (allocated by the first), written with a `fetch_add` and a store: a probe that closes the
+//! circuit makes two, and a lock for each was a tenth of its price.
 
-use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::OnceLock;
 
 use crate::base::clock::Nanos;
 use crate::base::sync::{AtomicU64, Ordering};
@@ -57,7 +58,10 @@ pub(crate) struct Flight {
     /// The words a shard holds: [`CALLS`] but in tests.
     capacity: usize,
     shards: [Shard; SHARDS],
-    transitions: Mutex<VecDeque<Moved>>,
+    /// The transitions, each packed in a word ([`Moved::pack`]), 0 for none yet.
+    transitions: OnceLock<Box<[AtomicU64]>>,
+    /// Transitions written so far: the next one's slot, round the ring.
+    next_transition: AtomicU64,
 }
 
 /// A transition as the recorder keeps it.
@@ -66,6 +70,43 @@ pub(crate) struct Moved {
     pub(crate) at: Nanos,
     pub(crate) from: State,
     pub(crate) to: State,
+}
+
+/// The states a transition's word can name, by their code less one.
+const STATES: [State; 5] = [
+    State::Closed,
+    State::Open,
+    State::HalfOpen,
+    State::ForcedOpen,
+    State::Disabled,
+];
+const STATE_BITS: u32 = 3;
+/// A transition's time in its word: 2^58 ns, nine years of the process's clock.
+const MAX_TRANSITION_AT: Nanos = (1 << (64 - 2 * STATE_BITS)) - 1;
+
+impl Moved {
+    /// One word: the time above the two states' codes (each at least 1, so no word is 0).
+    fn pack(self) -> u64 {
+        let code = |state: State| {
+            STATES
+                .iter()
+                .position(|s| *s == state)
+                .map_or(0, |i| i as u64 + 1)
+        };
+        self.at.min(MAX_TRANSITION_AT) << (2 * STATE_BITS)
+            | code(self.from) << STATE_BITS
+            | code(self.to)
+    }
+
+    fn unpack(word: u64) -> Option<Moved> {
+        let state = |code: u64| STATES.get((code as usize).checked_sub(1)?).copied();
+        let mask = (1 << STATE_BITS) - 1;
+        Some(Moved {
+            at: word >> (2 * STATE_BITS),
+            from: state(word >> STATE_BITS & mask)?,
+            to: state(word & mask)?,
+        })
+    }
 }
 
 // A cache line (two, for the adjacent-line prefetcher) of its own: the cursor is written on
@@ -91,7 +132,8 @@ impl Flight {
                 next: AtomicU64::new(0),
                 slots: OnceLock::new(),
             }),
-            transitions: Mutex::new(VecDeque::new()),
+            transitions: OnceLock::new(),
+            next_transition: AtomicU64::new(0),
         }
     }
 
@@ -158,11 +200,13 @@ impl Flight {
 
     /// Keeps a transition of the breaker, at `at`.
     pub(crate) fn transition(&self, at: Nanos, from: State, to: State) {
-        let mut kept = self.kept_transitions();
-        if kept.len() >= TRANSITIONS {
-            kept.pop_front();
-        }
-        kept.push_back(Moved { at, from, to });
+        let ring = self
+            .transitions
+            .get_or_init(|| (0..TRANSITIONS).map(|_| AtomicU64::new(0)).collect());
+        let next = self.next_transition.fetch_add(1, Ordering::Relaxed);
+        // Release: a reader that loads the word sees it whole (it is one word anyway).
+        ring[(next % TRANSITIONS as u64) as usize]
+            .store(Moved { at, from, to }.pack(), Ordering::Release);
     }
 
     /// The calls admitted at `since` or later, oldest first, as times on the breaker's clock:
@@ -210,15 +254,22 @@ impl Flight {
 
     /// The transitions at `since` or later, oldest first.
     pub(crate) fn transitions(&self, since: Nanos) -> Vec<Moved> {
-        let kept = self.kept_transitions();
-        kept.iter().filter(|m| m.at >= since).copied().collect()
-    }
-
-    fn kept_transitions(&self) -> MutexGuard<'_, VecDeque<Moved>> {
-        // Every statement under the lock leaves the ring whole.
-        self.transitions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        let Some(ring) = self.transitions.get() else {
+            return Vec::new();
+        };
+        let written = self.next_transition.load(Ordering::Relaxed);
+        // Oldest first, in the order they were written, which keeps two transitions of one
+        // instant in their order through the sort by time (a writer racing the reading may
+        // leave an older word in its slot: it sorts before, where it belongs).
+        let first = written.saturating_sub(TRANSITIONS as u64);
+        let mut kept: Vec<Moved> = (first..written)
+            .filter_map(|n| {
+                Moved::unpack(ring[(n % TRANSITIONS as u64) as usize].load(Ordering::Acquire))
+            })
+            .filter(|m| m.at >= since)
+            .collect();
+        kept.sort_by_key(|m| m.at);
+        kept
     }
 
     /// Bytes on the heap: the shards written so far, and the transitions' ring.
@@ -229,7 +280,10 @@ impl Flight {
             .filter_map(|s| s.slots.get())
             .map(|slots| slots.len() * BYTES_PER_CALL)
             .sum();
-        let transitions = self.kept_transitions().capacity() * size_of::<Moved>();
+        let transitions = self
+            .transitions
+            .get()
+            .map_or(0, |ring| ring.len() * size_of::<u64>());
         shards + transitions
     }
 }
@@ -351,6 +405,35 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_transition_packs_into_one_word_and_back() {
+        for (i, &from) in STATES.iter().enumerate() {
+            let to = STATES[(i + 2) % STATES.len()];
+            let moved = Moved {
+                at: 123_456_789_012,
+                from,
+                to,
+            };
+            assert_eq!(Moved::unpack(moved.pack()), Some(moved));
+        }
+        assert_eq!(Moved::unpack(0), None, "an empty slot");
+    }
+
+    #[test]
+    fn transitions_of_one_instant_keep_their_order() {
+        let flight = Flight::new(0, false);
+        flight.transition(7, State::Open, State::HalfOpen);
+        flight.transition(7, State::HalfOpen, State::Closed);
+        let kept = flight.transitions(0);
+        assert_eq!(
+            kept.iter().map(|m| (m.from, m.to)).collect::<Vec<_>>(),
+            [
+                (State::Open, State::HalfOpen),
+                (State::HalfOpen, State::Closed)
+            ]
+        );
     }
 
     #[test]
