@@ -30,7 +30,10 @@ failure to the end of its last failing second.
 Options as in the attribute. retries, backoff, retry_budget, deadline, max_concurrent, max_wait,
 fallback, is_failure, crate, stale_for, stale_entries and break_jitter are refused with the
 reason; name labels the row; mode and record change nothing (a replay always enforces,
-and its trace is its record); warm_up counts from the trace's first call.";
+and its trace is its record); warm_up counts from the trace's first call; a fixed window
+(window_kind = \"fixed\") counts its intervals from the trace's start, taken as an edge (a
+fixed-window breaker's trace starts at one); probe_threshold
+judges each half-open period's probes together.";
 
 /// Replays a recorded trace through the real circuit breaker under candidate options, and says
 /// what each would have done.
