@@ -284,13 +284,25 @@ impl Breaker {
     /// that period, and its outcome is recorded nowhere, like any late outcome.
     fn admit_probe(&self, word: Word) -> Result<Permit<'_>, BreakerError> {
         let generation = word.generation();
+        let now = self.probe_clock(word);
         match self
             .probes()
-            .admit(generation, self.probe_clock(word), self.give_up_after(word))
+            .admit(generation, now, self.give_up_after(word))
         {
             Some(id) => {
                 let kind = Kind::Probe { generation, id };
-                Ok(Permit::new(self, kind, self.start_clock()))
+                // A probe timed for the recorder alone starts at the reading that admitted it
+                // when both read the same clock: one clock read, not two.
+                let started = if self.config.slow_call_nanos() == 0
+                    && !observer::installed()
+                    && word.flight()
+                    && word.flight_coarse() == word.coarse_clock()
+                {
+                    Some(now)
+                } else {
+                    self.start_clock_for(word)
+                };
+                Ok(Permit::new(self, kind, started))
             }
             None => Err(self.half_open_full()),
         }
