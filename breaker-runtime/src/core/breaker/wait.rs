@@ -49,12 +49,18 @@ impl Breaker {
     pub async fn admitted(&self) -> Permit<'_> {
         let outside = self.outside();
         let waiters = &outside.waiters;
-        let _waiting = Waiting::count(&outside.waiting);
+        let mut counted = None;
         loop {
             let mut woken = pin!(waiters.notified());
             // Registered before the state is read, so a transition between the read and the
             // wait still wakes it.
             woken.as_mut().enable();
+            // Counted once registered, and before the state is read: a waker that sees the
+            // count wakes a registered waiter, and one that does not changed the state before
+            // the waiter reads it (see `wake_waiters`).
+            if counted.is_none() {
+                counted = Some(Waiting::count(&outside.waiting));
+            }
             let rejection = match self.try_acquire_slow(self.word()) {
                 Ok(permit) => {
                     if observer::installed() {
@@ -114,12 +120,14 @@ impl Breaker {
 
     /// Wakes every task waiting for admission, if one waits: after every transition and
     /// every change of what admits a call. The caller changed the state word (or what an
-    /// admission reads) before: of this fence and the waiter's after it counts itself, one
-    /// comes first, and either the waiter reads the change or this reads the waiter.
+    /// admission reads) before. A waiter registers with the `Notify`, counts itself, fences and
+    /// reads the state; of this fence and the waiter's, one comes first: either the waiter
+    /// reads the change, or this reads the count (acquiring the registration before it, so the
+    /// notification reaches it).
     pub(super) fn wake_waiters(&self) {
         if let Some(outside) = self.outside.get() {
             fence(Ordering::SeqCst);
-            if outside.waiting.load(Ordering::Relaxed) > 0 {
+            if outside.waiting.load(Ordering::Acquire) > 0 {
                 outside.waiters.notify_waiters();
             }
         }
