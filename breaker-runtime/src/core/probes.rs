@@ -18,9 +18,10 @@
 //! slot is taken from a probe that still holds it only once that probe has held it for the break
 //! (which is never zero), and a slot of the same period is otherwise only retaken once freed.
 //!
-//! Every ordering is `Relaxed`: a slot's stamp and the run's counter each say in their own value
-//! which period they belong to, and nothing else is published through them. What the period
-//! begins with (its run, its first slot) is published by the state word that announces it.
+//! Every ordering is `Relaxed` but a give-back's: a slot's stamp and the run's counter each say
+//! in their own value which period they belong to, and nothing else is published through them.
+//! What the period begins with (its run, its first slot) is published by the state word that
+//! announces it. A give-back is `SeqCst`, for the tasks waiting for a slot ([`Probes::release`]).
 
 use crate::base::clock::Nanos;
 use crate::base::sync::{AtomicU64, Ordering};
