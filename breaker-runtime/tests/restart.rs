@@ -100,6 +100,21 @@ async fn a_break_further_ahead_than_its_length_is_clamped() {
     assert!(new.try_acquire().is_ok(), "30 s, not an hour");
 }
 
+/// A file's break longer than any this breaker's options allow is cut to its longest.
+#[tokio::test(start_paused = true)]
+async fn a_break_is_never_longer_than_this_breakers_options_allow() {
+    let mut saved = open_state(
+        SystemTime::now() + Duration::from_secs(86_400),
+        Duration::from_secs(30),
+    );
+    saved.break_length = Some(Duration::from_secs(86_400));
+    let new = breaker(opened(Duration::from_secs(30)));
+    let restored = new.restore(&saved).unwrap();
+    assert!(restored.dropped[0].contains("clamped"), "{restored}");
+    advance(Duration::from_secs(30)).await;
+    assert!(new.try_acquire().is_ok(), "its own 30 s break, not a day");
+}
+
 #[tokio::test(start_paused = true)]
 async fn half_open_is_put_back_as_a_break_that_ended() {
     let old = breaker(opened(Duration::from_secs(1)));
@@ -354,6 +369,14 @@ async fn a_file_refused_for_any_reason_changes_no_breaker() {
     assert!(
         matches!(&refused, RestoreError::Invalid { breaker: Some(b), field, .. } if b == "restart-ledger" && field == "config"),
         "{refused}"
+    );
+
+    let mut far = value.clone();
+    far["breakers"]["restart-ledger"]["open_until_unix_ms"] = u64::MAX.into();
+    far["breakers"]["restart-ledger"]["break_ms"] = u64::MAX.into();
+    assert!(
+        SavedStates::from_json(&far.to_string()).is_ok(),
+        "any whole number is a time, read without a panic"
     );
 
     let cut = &json[..json.len() / 2];

@@ -319,6 +319,14 @@ fn unix_ms(at: SystemTime) -> u64 {
     at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, millis)
 }
 
+/// A time from a file, which any value may stand in: one no platform's clock can hold reads as
+/// the latest it can (a break that far ahead is clamped to its length anyway).
 fn from_unix_ms(ms: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_millis(ms)
+    let mut ms = ms;
+    loop {
+        if let Some(at) = SystemTime::UNIX_EPOCH.checked_add(Duration::from_millis(ms)) {
+            return at;
+        }
+        ms /= 2;
+    }
 }

@@ -103,7 +103,8 @@ impl Breaker {
     /// as this breaker's own options allow, and says what it left out. A break whose end has
     /// passed is over: the circuit is half-open at its next call (it never closes without a
     /// probe). A break whose end lies further ahead than its own length (the clocks of the
-    /// two processes disagree) is clamped to that length. A window of another kind or shape
+    /// two processes disagree), or than the longest break this breaker's options allow, is
+    /// clamped to that. A window of another kind or shape
     /// keeps what a live change of options would keep: a count window its newest outcomes, a
     /// time window of the same kind the buckets its span still covers, and another kind
     /// nothing. A saved state that contradicts itself is refused, and nothing is changed.
@@ -129,6 +130,8 @@ impl Breaker {
             State::Open | State::HalfOpen => {
                 let remaining = match (saved.state, saved.open_until, saved.break_length) {
                     (State::Open, Some(until), Some(length)) => {
+                        // No longer than the longest break this breaker's own options allow.
+                        let length = length.min(current.longest_break());
                         left_of(until, length, wall, &mut dropped)
                     }
                     _ => Duration::ZERO,
@@ -281,7 +284,8 @@ fn shape(settings: &Settings) -> String {
 /// The wall-clock time of `at` on the breaker's clock, which reads `now` at `wall`.
 fn wall_time(wall: SystemTime, now: Nanos, at: Nanos) -> SystemTime {
     if at >= now {
-        wall + Duration::from_nanos(at - now)
+        wall.checked_add(Duration::from_nanos(at - now))
+            .unwrap_or(wall)
     } else {
         wall.checked_sub(Duration::from_nanos(now - at))
             .unwrap_or(SystemTime::UNIX_EPOCH)
