@@ -99,6 +99,36 @@ impl Breaker {
         }
     }
 
+    /// A breaker built from `config` and started in the state another process saved: what
+    /// [`restore`](Self::restore) does, on a breaker no call has used yet (opossum's `state`
+    /// option, Resilience4j's `initialState`). A refused state builds nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use breaker_runtime::{Breaker, Config, State};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = || Config::builder().count_window(1).break_duration(Duration::from_secs(30)).build();
+    /// let old = Breaker::new(config()?);
+    /// old.try_acquire()?.failure();
+    ///
+    /// let (new, restored) = Breaker::restored(config()?, &old.saved_state())?;
+    /// assert_eq!(restored.state, State::Open);
+    /// assert!(new.try_acquire().unwrap_err().is_rejection(), "open for what is left of the break");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn restored(
+        config: crate::core::config::Config,
+        saved: &SavedState,
+    ) -> Result<(Breaker, Restored), RestoreError> {
+        saved::check(saved)?;
+        let breaker = Breaker::new(config);
+        let restored = breaker.put_back(saved, SystemTime::now());
+        Ok((breaker, restored))
+    }
+
     /// Puts back a state another process saved ([`saved_state`](Self::saved_state)), as far
     /// as this breaker's own options allow, and says what it left out. A break whose end has
     /// passed is over: the circuit is half-open at its next call (it never closes without a
