@@ -291,18 +291,20 @@ fn round_durations(from_ms: u64, to_ms: u64) -> Vec<Value> {
     rungs
 }
 
+/// A call of a trace the ladders' tests lay out: admitted at 0, taking `duration_ms`.
+#[cfg(test)]
+pub(super) fn call(duration_ms: u64, outcome: breaker_runtime::trace::Outcome) -> Entry {
+    Entry {
+        at_ms: 0,
+        duration_ms,
+        outcome,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use breaker_runtime::trace::Outcome;
-
-    fn call(duration_ms: u64, outcome: Outcome) -> Entry {
-        Entry {
-            at_ms: 0,
-            duration_ms,
-            outcome,
-        }
-    }
 
     #[test]
     fn timeouts_run_from_the_median_answer_to_the_longest_call_then_off() {

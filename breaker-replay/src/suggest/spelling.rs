@@ -144,15 +144,8 @@ fn duration(d: Duration) -> String {
 mod tests {
     use breaker_runtime::trace::{Entry, Outcome};
 
+    use super::super::knobs::call;
     use super::*;
-
-    fn call(duration_ms: u64, outcome: Outcome) -> Entry {
-        Entry {
-            at_ms: 0,
-            duration_ms,
-            outcome,
-        }
-    }
 
     #[test]
     fn the_defaults_spell_as_nothing_and_every_ladder_holds_the_current_value() {

@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 
+use crate::adapters::serialize::millis;
 use crate::core::config::{Record, Settings, Window, WindowKind};
 use crate::core::saved::{
     RestoreError, Restored, SAVED_STATE_VERSION, SavedBucket, SavedOutcome, SavedState,
@@ -309,10 +310,6 @@ fn spelled(s: &Settings) -> Map<String, Value> {
         m.insert("warm_up".into(), ms(warm_up).into());
     }
     m
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn unix_ms(at: SystemTime) -> u64 {

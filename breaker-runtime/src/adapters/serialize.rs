@@ -43,7 +43,8 @@ use crate::core::opening::Opening;
 use crate::core::state::State;
 use crate::policy::Policy;
 
-fn millis(d: Duration) -> u64 {
+/// Whole milliseconds of `d`, saturating: how the JSON this crate writes spells a duration.
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use tokio::time::Instant;
 
-use crate::core::config::{Config, Settings};
+use crate::core::config::{Config, Settings, Window, WindowKind};
 
 /// A change of a live breaker's configuration: what it was, what it is, and when.
 ///
@@ -169,20 +169,35 @@ pub(crate) fn changed(now: &Settings, next: &Settings) -> Vec<&'static str> {
     .collect()
 }
 
+/// A window's options as the attribute spells them: `window = "20"`, or a span with
+/// `window_kind = "fixed"` after it for a fixed window.
+pub(crate) struct WindowOptions(pub(crate) Window, pub(crate) WindowKind);
+
+impl fmt::Display for WindowOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Window::Count(n) => write!(f, "window = \"{n}\"")?,
+            Window::Time(span) => write!(f, "window = \"{span:?}\"")?,
+        }
+        if self.1 == WindowKind::Fixed {
+            f.write_str(", window_kind = \"fixed\"")?;
+        }
+        Ok(())
+    }
+}
+
 /// A configuration's options as the attribute spells them, for a log line.
 pub(crate) struct Options<'a>(pub(crate) &'a Config);
 
 impl fmt::Display for Options<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = self.0;
-        write!(f, "threshold = \"{}%\", window = ", c.threshold().percent())?;
-        match c.window() {
-            crate::core::config::Window::Count(n) => write!(f, "\"{n}\"")?,
-            crate::core::config::Window::Time(span) => write!(f, "\"{span:?}\"")?,
-        }
-        if c.window_kind() == crate::core::config::WindowKind::Fixed {
-            write!(f, ", window_kind = \"fixed\"")?;
-        }
+        write!(
+            f,
+            "threshold = \"{}%\", {}",
+            c.threshold().percent(),
+            WindowOptions(c.window(), c.window_kind())
+        )?;
         write!(f, ", min_calls = {}", c.min_calls())?;
         match c.timeout() {
             Some(t) => write!(f, ", timeout = \"{t:?}\"")?,

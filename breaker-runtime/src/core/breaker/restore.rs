@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use crate::base::clock::{self, Nanos, duration_nanos};
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
-use crate::core::breaker::reconfigured::changed;
+use crate::core::breaker::reconfigured::{WindowOptions, changed};
 use crate::core::breaker::transition::Change;
 use crate::core::config::{Settings, Window as WindowConfig, WindowKind};
 use crate::core::events::Origin;
@@ -101,7 +101,8 @@ impl Breaker {
 
     /// A breaker built from `config` and started in the state another process saved: what
     /// [`restore`](Self::restore) does, on a breaker no call has used yet (opossum's `state`
-    /// option, Resilience4j's `initialState`). A refused state builds nothing.
+    /// option, Resilience4j's `initialState`). A refused state answers the error, and no
+    /// breaker.
     ///
     /// ```
     /// use std::time::Duration;
@@ -123,9 +124,8 @@ impl Breaker {
         config: crate::core::config::Config,
         saved: &SavedState,
     ) -> Result<(Breaker, Restored), RestoreError> {
-        saved::check(saved)?;
         let breaker = Breaker::new(config);
-        let restored = breaker.put_back(saved, SystemTime::now());
+        let restored = breaker.restore(saved)?;
         Ok((breaker, restored))
     }
 
@@ -147,7 +147,8 @@ impl Breaker {
     pub(crate) fn put_back(&self, saved: &SavedState, wall: SystemTime) -> Restored {
         let mut dropped = Vec::new();
         let current = self.config();
-        let differ = changed(&saved.config, &current.settings());
+        let settings = current.settings();
+        let differ = changed(&saved.config, &settings);
         if !differ.is_empty() {
             dropped.push(format!(
                 "config: the saved options differ in {}; this breaker keeps its own",
@@ -156,7 +157,7 @@ impl Breaker {
         }
         self.reset();
         match saved.state {
-            State::Closed => self.put_back_window(saved, &current.settings(), wall, &mut dropped),
+            State::Closed => self.put_back_window(saved, &settings, wall, &mut dropped),
             State::Open | State::HalfOpen => {
                 let remaining = match (saved.state, saved.open_until, saved.break_length) {
                     (State::Open, Some(until), Some(length)) => {
@@ -301,14 +302,8 @@ fn same_kind(saved: &Settings, kind: WindowKind) -> bool {
 }
 
 /// A window's shape as the attribute spells it, for a message.
-fn shape(settings: &Settings) -> String {
-    match (settings.window, settings.window_kind) {
-        (WindowConfig::Count(n), _) => format!("window = \"{n}\""),
-        (WindowConfig::Time(span), WindowKind::Sliding) => format!("window = \"{span:?}\""),
-        (WindowConfig::Time(span), WindowKind::Fixed) => {
-            format!("window = \"{span:?}\", window_kind = \"fixed\"")
-        }
-    }
+fn shape(settings: &Settings) -> WindowOptions {
+    WindowOptions(settings.window, settings.window_kind)
 }
 
 /// The wall-clock time of `at` on the breaker's clock, which reads `now` at `wall`.

@@ -213,11 +213,15 @@ impl Window {
                 }
                 u64::from(w.tally(generation).calls)
             }
-            (Window::Time(w), Held::Time(buckets)) => buckets
-                .iter()
-                .filter(|(began, tally)| w.put_back(generation, *began, *tally))
-                .map(|(_, tally)| u64::from(tally.calls))
-                .sum(),
+            (Window::Time(w), Held::Time(buckets)) => {
+                let mut kept = 0;
+                for &(began, tally) in buckets {
+                    if w.put_back(generation, began, tally) {
+                        kept += u64::from(tally.calls);
+                    }
+                }
+                kept
+            }
             _ => 0,
         }
     }

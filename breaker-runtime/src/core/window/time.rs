@@ -275,8 +275,13 @@ impl TimeWindow {
 
     /// What the window holds for `generation`, now, by the clock its period dates by.
     pub(crate) fn tally(&self, generation: u32) -> Tally {
+        self.tally_at(generation, self.now(generation))
+    }
+
+    /// Now, by the clock the period of `generation` dates its outcomes by.
+    fn now(&self, generation: u32) -> Nanos {
         let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
-        self.tally_at(generation, clock::reading(coarse))
+        clock::reading(coarse)
     }
 
     #[inline(never)]
@@ -388,8 +393,7 @@ impl TimeWindow {
 
     /// The buckets the period of `generation` holds now, each with when it began.
     pub(crate) fn buckets(&self, generation: u32) -> Vec<(Nanos, Tally)> {
-        let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
-        let now = self.epoch(clock::reading(coarse));
+        let now = self.epoch(self.now(generation));
         let mut held: Vec<(Nanos, Tally)> = self
             .ring
             .buckets
@@ -409,8 +413,7 @@ impl TimeWindow {
     /// Puts back a bucket that began at `began` (on this process's clock), for the period of
     /// `generation`, if the window still holds it now. Returns whether it did.
     pub(crate) fn put_back(&self, generation: u32, began: Nanos, tally: Tally) -> bool {
-        let coarse = self.ring.dating.load(Ordering::Relaxed) == dating_tag(generation, true);
-        let now = self.epoch(clock::reading(coarse));
+        let now = self.epoch(self.now(generation));
         if now.wrapping_sub(self.epoch(began)) & EPOCH_MASK >= self.ring.view {
             return false;
         }
