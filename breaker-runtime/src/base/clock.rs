@@ -155,6 +155,15 @@ pub(crate) fn estimate() -> Nanos {
     now()
 }
 
+/// A reading, and which clock it was read on: a caller holding one reuses it where the same
+/// clock would be read again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    pub(crate) at: Nanos,
+    /// The coarse clock ([`estimate`]), or tokio's ([`now`]).
+    pub(crate) coarse: bool,
+}
+
 /// A reading of the coarse clock ([`estimate`]) or of tokio's ([`now`]), as a caller that
 /// chose its clock once dates everything by it.
 #[inline]

@@ -241,7 +241,7 @@ impl Probes {
     }
 
     /// Gives back the slot of a probe of the period `generation`, if it still holds it.
-    /// `SeqCst`, for the waiters: the breaker's `wake_after_release` reads their count after
+    /// `SeqCst`, for the waiters: the breaker's `wake_after_swap` reads their count after
     /// it, and a waiter that counted itself before reads the slot free (as cheap as `Relaxed`
     /// where a read-modify-write is a full barrier anyway, as on x86-64).
     pub(crate) fn release(&self, generation: u32, probe: ProbeId) {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::base::clock::{self, Nanos};
+use crate::base::clock::{self, Nanos, Reading};
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::kind::Kind;
@@ -273,10 +273,17 @@ impl Breaker {
             return None;
         };
         self.emit(announcement);
+        let started = self.start_clock_from(
+            self.word(),
+            Reading {
+                at: now,
+                coarse: false,
+            },
+        );
         Some(Ok(Permit::new(
             self,
             Kind::Probe { generation, id },
-            self.start_clock(),
+            started,
         )))
     }
 
@@ -291,20 +298,37 @@ impl Breaker {
         {
             Some(id) => {
                 let kind = Kind::Probe { generation, id };
-                // A probe timed for the recorder alone starts at the reading that admitted it
-                // when both read the same clock: one clock read, not two.
-                let started = if self.config.slow_call_nanos() == 0
-                    && !observer::installed()
-                    && word.flight()
-                    && word.flight_coarse() == word.coarse_clock()
-                {
-                    Some(now)
-                } else {
-                    self.start_clock_for(word)
+                let reading = Reading {
+                    at: now,
+                    coarse: word.coarse_clock(),
                 };
-                Ok(Permit::new(self, kind, started))
+                Ok(Permit::new(
+                    self,
+                    kind,
+                    self.start_clock_from(word, reading),
+                ))
             }
             None => Err(self.half_open_full()),
+        }
+    }
+
+    /// [`start_clock_for`](Self::start_clock_for) for a call whose admission read the clock
+    /// already: it starts at that reading when the call is timed by the same clock, so that a
+    /// probe reads one clock, not two.
+    #[inline(always)]
+    fn start_clock_from(&self, word: Word, admitted: Reading) -> Option<Nanos> {
+        let precise = self.config.slow_call_nanos() > 0 || observer::installed();
+        let coarse = if precise {
+            false
+        } else if word.flight() {
+            word.flight_coarse()
+        } else {
+            return None;
+        };
+        if admitted.coarse == coarse {
+            Some(admitted.at)
+        } else {
+            self.start_clock_for(word)
         }
     }
 

@@ -7,6 +7,7 @@
 //! with. The breaker keeps the rule as set beside its other outside seams, for its
 //! configuration to tell while a change waits for the period to end.
 
+use crate::base::clock::Reading;
 use crate::base::sync::{AtomicU64, Ordering};
 use crate::core::breaker::Breaker;
 use crate::core::config::Rate;
@@ -49,7 +50,13 @@ impl Breaker {
     /// Counts a probe's answer under the rate rule, and ends the period once every probe of
     /// it has answered: closed if their failure rate is below the threshold and their
     /// slow-call rate below `slow_threshold` (with `slow_call` on), open again otherwise.
-    pub(super) fn answer_probe(&self, generation: u32, id: ProbeId, outcome: Outcome) {
+    pub(super) fn answer_probe(
+        &self,
+        generation: u32,
+        id: ProbeId,
+        outcome: Outcome,
+        ended: Option<Reading>,
+    ) {
         let probes = self.probes();
         let Answered::All(tally) = probes.answer(generation, id, outcome) else {
             return;
@@ -58,7 +65,7 @@ impl Breaker {
             Some(threshold) if self.probes_fail(threshold, tally) => State::Open,
             _ => State::Closed,
         };
-        self.end_half_open(generation, to);
+        self.end_half_open(generation, to, ended);
     }
 
     fn probes_fail(&self, threshold: Rate, tally: Tally) -> bool {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::base::clock::{self, Nanos};
+use crate::base::clock::{self, Nanos, Reading};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::durations::Durations;
 use crate::core::breaker::kind::Kind;
@@ -11,6 +11,7 @@ use crate::core::breaker::transition::Change;
 use crate::core::injection::Fault;
 use crate::core::probes::ProbeId;
 use crate::core::state::State;
+use crate::core::trace::flight::Flight;
 use crate::core::window::{Moved, Outcome, Tally};
 
 impl Breaker {
@@ -107,7 +108,13 @@ impl Breaker {
                     self.record_closed(generation, outcome);
                 }
             }
-            Kind::Probe { generation, id } => self.finish_probe(generation, id, outcome),
+            Kind::Probe { generation, id } => {
+                let ended = timed.map(|(at, _)| Reading {
+                    at,
+                    coarse: !precise && self.flight().is_some_and(Flight::coarse),
+                });
+                self.finish_probe(generation, id, outcome, ended);
+            }
             // (A delayed call was taken apart above, into the kind it was admitted as.)
             Kind::Unrecorded
             | Kind::Done
@@ -228,47 +235,62 @@ impl Breaker {
         }
     }
 
-    fn finish_probe(&self, generation: u32, id: ProbeId, outcome: Option<Outcome>) {
+    /// Counts a probe's outcome; `ended` is the clock reading that ended the call, if one was
+    /// read, for the transition it may make to reuse.
+    fn finish_probe(
+        &self,
+        generation: u32,
+        id: ProbeId,
+        outcome: Option<Outcome>,
+        ended: Option<Reading>,
+    ) {
         // An outcome that ends the period leaves its slot as it is: the next half-open period
         // counts every slot of this one as free.
         match outcome {
             None => self.give_back(generation, id),
-            Some(outcome) if id.judged_by_rate() => self.answer_probe(generation, id, outcome),
+            Some(outcome) if id.judged_by_rate() => {
+                self.answer_probe(generation, id, outcome, ended);
+            }
             Some(Outcome::Success) => {
                 if self.probes().succeeded(generation) == Some(true) {
-                    self.end_half_open(generation, State::Closed);
+                    self.end_half_open(generation, State::Closed, ended);
                 } else {
                     self.give_back(generation, id);
                 }
             }
             // A slow probe only exists when slow calls are detected, and then it fails.
-            Some(Outcome::Failure | Outcome::Slow) => self.end_half_open(generation, State::Open),
+            Some(Outcome::Failure | Outcome::Slow) => {
+                self.end_half_open(generation, State::Open, ended);
+            }
         }
     }
 
     /// Frees a probe's slot for the next probe, and wakes whoever waits for one.
     fn give_back(&self, generation: u32, id: ProbeId) {
         self.probes().release(generation, id);
-        self.wake_after_release();
+        self.wake_after_swap();
     }
 
     /// Closes the circuit after its run of successful probes, or opens it again after a failed
     /// one (or after the rate rule's verdict), if the half-open period of `generation` is still
     /// on.
+    ///
+    /// The transition is dated by `ended`, the reading that ended the probe, when it was read
+    /// on the clock the transition needs: one clock read, not two.
     #[cold]
-    pub(super) fn end_half_open(&self, generation: u32, to: State) {
+    pub(super) fn end_half_open(&self, generation: u32, to: State, ended: Option<Reading>) {
         let event = {
             let mut cold = self.cold();
             let seen = self.word();
             if !seen.is(generation, State::HalfOpen) {
                 return;
             }
-            let now = if to == State::Open {
-                // The next break is timed from here: the precise clock. (The transition counts
-                // the failed probe, so the break grows.)
-                clock::now()
-            } else {
-                self.probe_clock(seen)
+            // The next break is timed from here, on the precise clock. (The transition counts
+            // the failed probe, so the break grows.) A close is dated by the probes' clock.
+            let coarse = to != State::Open && seen.coarse_clock();
+            let now = match ended {
+                Some(ended) if ended.coarse == coarse => ended.at,
+                _ => clock::reading(coarse),
             };
             self.transition(&mut cold, seen, to, Change::local(Tally::EMPTY, now))
         };

@@ -113,9 +113,13 @@ impl Breaker {
         change: Change,
         listeners: impl FnOnce() -> Option<Arc<Listeners>>,
     ) -> Option<Announcement> {
-        if from.state() == State::Open {
+        // From open, `SeqCst`: the swap then orders the change against a waiter's count with
+        // no fence ([`wake_after_swap`](Self::wake_after_swap)), at the price of a `Release`
+        // swap on x86-64, where every read-modify-write is a full barrier.
+        let swapped = from.state() == State::Open;
+        if swapped {
             self.state
-                .compare_exchange(from.0, next.0, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange(from.0, next.0, Ordering::SeqCst, Ordering::Relaxed)
                 .ok()?;
         } else {
             self.state.store(next.0, Ordering::Release);
@@ -133,6 +137,7 @@ impl Breaker {
             listeners: listeners(),
             registered: next.registered(),
             reason: None,
+            swapped,
         })
     }
 
@@ -161,7 +166,11 @@ impl Breaker {
             reason,
             ..
         } = announcement;
-        self.wake_waiters();
+        if announcement.swapped {
+            self.wake_after_swap();
+        } else {
+            self.wake_waiters();
+        }
         self.record_transition(change.now, from, to);
         events::trace(self.name(), (from, to), change.tally, reason);
         let registry_listens = announcement.registered && !events::every_registered().is_empty();
@@ -210,6 +219,9 @@ pub(super) struct Announcement {
     registered: bool,
     /// Why the circuit opened, for an opening's log line.
     reason: Option<OpenReason>,
+    /// Whether the word changed by a `SeqCst` read-modify-write, which orders the change
+    /// against the waiters' count without a fence.
+    swapped: bool,
 }
 
 impl Announcement {

@@ -133,12 +133,13 @@ impl Breaker {
         }
     }
 
-    /// Wakes every task waiting for admission, if one waits, after a probe slot was given back
-    /// by a `SeqCst` read-modify-write: that, and this `SeqCst` read, order the give-back and
-    /// the waiter's count as [`wake_waiters`](Self::wake_waiters)' fence does, without a fence
-    /// on the half-open path. (tokio's `notify_waiters` takes a lock even when nobody waits: it
-    /// was a sixth of a half-open call.)
-    pub(super) fn wake_after_release(&self) {
+    /// Wakes every task waiting for admission, if one waits, after a change made by a `SeqCst`
+    /// read-modify-write (a probe slot given back, the swap from open to half-open): that, and
+    /// this `SeqCst` read, order the change and the waiter's count as
+    /// [`wake_waiters`](Self::wake_waiters)' fence does, without a fence on the half-open path.
+    /// (tokio's `notify_waiters` takes a lock even when nobody waits: it was a sixth of a
+    /// half-open call.)
+    pub(super) fn wake_after_swap(&self) {
         if let Some(outside) = self.outside.get() {
             if outside.waiting.load(Ordering::SeqCst) > 0 {
                 outside.waiters.notify_waiters();
