@@ -53,7 +53,7 @@ mod common;
 use common::{Dependency, poll_once};
 
 use breaker_runtime::{
-    Breaker, BreakerError, Config, ConfigBuilder, State, WindowKind, circuit_breaker,
+    Breaker, BreakerError, Config, ConfigBuilder, Record, State, WindowKind, circuit_breaker,
 };
 use criterion::measurement::WallTime;
 use criterion::{Bencher, BenchmarkGroup, Criterion, criterion_group, criterion_main};
@@ -685,15 +685,20 @@ const HALF_OPEN_PROBES: u32 = 1000;
 /// cannot take part: it needs at least two half-open records (`half_open_len` + 1) to decide.
 /// One "stays half-open" case of ours: each fixture is a breaker with `probes` slots, half-open
 /// after its first probe, and `per_fixture` more probes through `probe` are timed on it.
+///
+/// `record` is the flight recorder's option: on by default, which times every probe (two
+/// readings of the coarse clock); off, the case is like for like with the peers, which keep
+/// no recorder.
 fn ours_stays_half_open(
     group: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
-    (probes, per_fixture): (u32, u64),
+    (probes, per_fixture, record): (u32, u64, Record),
     probe: fn(&mut Breaker),
 ) {
     let half_open = move || {
         let breaker = ours(
             Config::builder()
+                .record(record)
                 .count_window(1)
                 .probes(probes)
                 .break_duration(SHORT_BREAK)
@@ -719,7 +724,15 @@ fn half_open(c: &mut Criterion) {
     ours_stays_half_open(
         &mut group,
         "stays half-open: ours permit API (probes = 1000)",
-        (HALF_OPEN_PROBES, per_fixture),
+        (HALF_OPEN_PROBES, per_fixture, Record::default()),
+        |b| {
+            black_box(ours_permit(b)).ok();
+        },
+    );
+    ours_stays_half_open(
+        &mut group,
+        "stays half-open: ours permit API (probes = 1000, record = off)",
+        (HALF_OPEN_PROBES, per_fixture, Record::Off),
         |b| {
             black_box(ours_permit(b)).ok();
         },
@@ -727,7 +740,7 @@ fn half_open(c: &mut Criterion) {
     ours_stays_half_open(
         &mut group,
         "stays half-open: ours Breaker::call (probes = 1000)",
-        (HALF_OPEN_PROBES, per_fixture),
+        (HALF_OPEN_PROBES, per_fixture, Record::default()),
         |b| {
             black_box(poll_once(b.call(body()))).ok();
         },
@@ -735,7 +748,7 @@ fn half_open(c: &mut Criterion) {
     ours_stays_half_open(
         &mut group,
         "stays half-open: ours permit API (probes = 100)",
-        (100, 98),
+        (100, 98, Record::default()),
         |b| {
             black_box(ours_permit(b)).ok();
         },
@@ -823,17 +836,21 @@ fn half_open(c: &mut Criterion) {
     // --- probe closes ---
     const FLEET: usize = 128;
 
-    let mut fleet: Vec<Breaker> = (0..FLEET)
-        .map(|_| {
-            ours(
-                Config::builder()
-                    .count_window(1)
-                    .probes(1)
-                    .break_duration(SHORT_BREAK)
-                    .no_timeout(),
-            )
-        })
-        .collect();
+    let one_probe = |record| {
+        (0..FLEET)
+            .map(|_| {
+                ours(
+                    Config::builder()
+                        .record(record)
+                        .count_window(1)
+                        .probes(1)
+                        .break_duration(SHORT_BREAK)
+                        .no_timeout(),
+                )
+            })
+            .collect::<Vec<Breaker>>()
+    };
+    let mut fleet = one_probe(Record::default());
     let trip_ours = |b: &mut Breaker| b.try_acquire().expect("closed").failure();
     let ours_closed = |b: &mut Breaker| assert_eq!(b.state(), State::Closed);
     group.bench_function("probe closes: ours permit API (probes = 1)", |b| {
@@ -862,6 +879,23 @@ fn half_open(c: &mut Criterion) {
             )
         })
     });
+    let mut fleet = one_probe(Record::Off);
+    group.bench_function(
+        "probe closes: ours permit API (probes = 1, record = off)",
+        |b| {
+            b.iter_custom(|iters| {
+                probe_rounds(
+                    iters,
+                    &mut fleet,
+                    trip_ours,
+                    |b| {
+                        black_box(ours_permit(b)).ok();
+                    },
+                    ours_closed,
+                )
+            })
+        },
+    );
 
     let mut fleet: Vec<Failsafe<FailsafeCount>> = (0..FLEET)
         .map(|_| failsafe_consecutive(1, SHORT_BREAK))
