@@ -16,6 +16,7 @@ pub async fn serve(router: axum::Router) -> u16 {
 }
 
 /// One HTTP/1.1 request, its status and body.
+#[allow(dead_code)]
 pub async fn request(
     port: u16,
     method: &str,

@@ -5,10 +5,13 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::Response;
 
 use super::audit::{Audit, audited};
+use super::credentials;
 use super::{Endpoint, json, with_snapshot};
 use crate::core::breaker::Breaker;
 use crate::core::breaker::snapshot::Snapshot;
@@ -24,8 +27,10 @@ pub(super) struct Asked<'a> {
 impl Asked<'_> {
     /// The breaker asked for, if the endpoint takes changes and the request carries its token;
     /// otherwise the answer: 403 while no token is configured, 401 for a missing or wrong
-    /// bearer (the log says which), 404 for an unknown breaker. The token is checked before
-    /// the name, so that a request without it learns nothing about which breakers exist.
+    /// bearer (the log says which), 404 for an unknown breaker, 429 past the breaker's limit of
+    /// operator requests a second. The token is checked before the name, so that a request
+    /// without it learns nothing about which breakers exist, and the limit last, so that only
+    /// the token's holder spends it.
     pub(super) fn operated(
         &self,
         endpoint: &Endpoint,
@@ -37,7 +42,7 @@ impl Asked<'_> {
                 "operator commands are off: configure a token (Endpoint::token)",
             )));
         };
-        let offered = bearer(headers);
+        let offered = credentials::bearer(headers);
         let told = "a command needs `Authorization: Bearer <token>`";
         match offered {
             None => {
@@ -47,7 +52,7 @@ impl Asked<'_> {
                     "no bearer token",
                 )));
             }
-            Some(offered) if !same(offered.as_bytes(), token.as_bytes()) => {
+            Some(offered) if !credentials::same(offered.as_bytes(), token.as_bytes()) => {
                 return Err(Refused::from(self.refuse_saying(
                     StatusCode::UNAUTHORIZED,
                     told,
@@ -56,10 +61,22 @@ impl Asked<'_> {
             }
             Some(_) => {}
         }
-        registry().get(self.breaker).ok_or_else(|| {
+        let breaker = registry().get(self.breaker).ok_or_else(|| {
             let message = unknown_breaker(self.breaker);
             Refused::from(self.refuse(StatusCode::NOT_FOUND, &message))
-        })
+        })?;
+        if !endpoint.limit.take(self.breaker) {
+            let message = format!(
+                "over the limit of {} operator requests a second for this breaker; try again in a second",
+                endpoint.limit.limit()
+            );
+            let mut answer = self.refuse(StatusCode::TOO_MANY_REQUESTS, &message);
+            answer
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Err(Refused::from(answer));
+        }
+        Ok(breaker)
     }
 
     /// The body, or the answer to one over `limit` bytes: 413, naming the limit.
@@ -143,38 +160,36 @@ pub(super) fn unknown_breaker(name: &str) -> String {
     }
 }
 
-/// Whether the request carries `Authorization: Bearer <token>`, compared in constant time.
-pub(super) fn bears(headers: &HeaderMap, token: &str) -> bool {
-    bearer(headers).is_some_and(|offered| same(offered.as_bytes(), token.as_bytes()))
-}
-
-/// The token of the request's `Authorization: Bearer` header, if it has one.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-}
-
-/// Whether two byte strings are equal, in a time that depends on their lengths only, not on
-/// where they first differ: a wrong token's answer says nothing about the right one.
-fn same(offered: &[u8], expected: &[u8]) -> bool {
-    let mut difference = offered.len() ^ expected.len();
-    for (i, byte) in expected.iter().enumerate() {
-        let other = offered.get(i).copied().unwrap_or(0);
-        difference |= usize::from(byte ^ other);
+/// What every read passes when the endpoint has a read token: that token or the operator's,
+/// as a bearer or as a Basic password. Refused, the answer asks a browser for the token
+/// (`WWW-Authenticate: Basic`), so that a person opening the page is asked for it once.
+pub(super) async fn reading(
+    State(endpoint): State<Endpoint>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(read) = endpoint.read_token.as_deref() else {
+        return next.run(request).await;
+    };
+    let tokens: &[&str] = match endpoint.token.as_deref() {
+        Some(operator) => &[read, operator],
+        None => &[read],
+    };
+    if credentials::carries_any(request.headers(), tokens) {
+        return next.run(request).await;
     }
-    difference == 0
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn tokens_are_equal_only_when_every_byte_and_the_length_agree() {
-        assert!(super::same(b"s3cret", b"s3cret"));
-        assert!(!super::same(b"s3cre", b"s3cret"));
-        assert!(!super::same(b"s3cret!", b"s3cret"));
-        assert!(!super::same(b"S3cret", b"s3cret"));
-        assert!(!super::same(b"", b"s3cret"));
-    }
+    let mut answer = refuse(
+        StatusCode::UNAUTHORIZED,
+        "reading the breakers needs the read token: `Authorization: Bearer <token>`, or as the password of HTTP Basic",
+    );
+    let headers = answer.headers_mut();
+    headers.append(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(r#"Basic realm="breakers", charset="UTF-8""#),
+    );
+    headers.append(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(r#"Bearer realm="breakers""#),
+    );
+    answer
 }

@@ -18,7 +18,7 @@
 //! | `POST /{name}/{command}` | `force_open`, `disable`, `reset`, `half_open`, `shadow`, `enforce`, `reset_config` (back to the options the breaker was built with), `trace_start` (record the breaker's calls, a new trace, at most [`trace::Limits::DEFAULT`](crate::trace::Limits::DEFAULT)), `trace_stop`: 200 with the breaker's snapshot; 403 while no token is configured, 401 for a missing or wrong `Authorization: Bearer` (one answer for both), 404 for an unknown breaker (the nearest names in the answer), 400 for an unknown command (the nearest command, and every command, `drill` and `inject` among them), 400 for a body (commands take none), 413 past 1 KiB |
 //! | `POST /{name}/drill` | a [drill](crate::Breaker::drill): the circuit held open for the body's `{"open_for": "30s"}` (a duration as in the attribute), then put back as it was: 200 with the breaker's snapshot; 400 for a missing or bad body or duration, 409 when the breaker refuses (a drill running, held open by an operator, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/drill` stops it early and puts the state back: 200 with the snapshot, 409 when no drill runs |
 //! | `POST /{name}/inject` | [fault injection](crate::Breaker::inject): the body's `{"fail": "10%", "delay": "2s", "delay_share": "5%", "for": "5m", "seed": 7}` (shares and durations as in the attribute; `for` required, at most 24 h; `fail`, `delay` or both; `delay_share` 100% when a delay has none; `seed` optional) injected into the breaker's calls until `for` has passed: 200 with the breaker's snapshot, whose `injection` reads it; 400 for a missing or bad body or field (saying which), 409 when the breaker refuses (one running, shadow mode); 403, 401 and 404 as for the commands; 413 past 1 KiB. `DELETE /{name}/inject` stops it: 200 with the snapshot, 409 when none runs |
-//! | `GET /{name}/trace` | the calls the breaker recorded since `trace_start`, as JSON Lines (`application/x-ndjson`, one `{"at_ms": 0, "duration_ms": 80, "outcome": "success"}` a call: [`trace`](crate::trace)), for `breaker-replay`; empty if it never traced; 404 for an unknown breaker. No token: like the snapshots, it only reads |
+//! | `GET /{name}/trace` | the calls the breaker recorded since `trace_start`, as JSON Lines (`application/x-ndjson`, one `{"at_ms": 0, "duration_ms": 80, "outcome": "success"}` a call: [`trace`](crate::trace)), for `breaker-replay`; empty if it never traced; 404 for an unknown breaker. Like every read, behind the read token when one is set. `?last=5m`: what the flight recorder kept of the last five minutes, transitions included; without a read token, behind the operator's when one is set |
 //! | `PUT /{name}/config` | some of the breaker's options, as a JSON map spelled as in the attribute (`{"threshold": "40%", "window": "30s"}`), the others kept: 200 with the snapshot, whose `config` is the one now in force; 403, 401 and 404 as for the commands; 400 for a body that is not a map, an empty map, an unknown option, `name`, an option around the calls (`retries`, ...) or a refused value, as `{"error": "...", "option": "threshold"}` (`option` is `null` when no single option is at fault); 413 past 16 KiB |
 //!
 //! ```
@@ -39,6 +39,13 @@
 //! assert_eq!(read_only.oneshot(command).await.unwrap().status(), 403, "read-only");
 //! # }
 //! ```
+//!
+//! Every read but `GET /health` needs a token once [`Endpoint::read_token`] sets one: that
+//! token or the operator's, as `Authorization: Bearer` or as the password of HTTP Basic (a
+//! browser asks for it on the page's 401, and sends it with the events stream); a read without
+//! it answers 401 with `WWW-Authenticate`. The operator's requests take the operator's token
+//! as a bearer only, and each breaker takes at most [`Endpoint::command_limit`] of them a
+//! second (10 unless set): past it, 429 with `Retry-After: 1`.
 //!
 //! Every refusal answers `{"error": "..."}` (a refused option adds `"option"`), a body over the
 //! limit included (`"the body is over the limit of 1024 bytes"`), and so do a path the endpoint
@@ -67,7 +74,9 @@
 //!
 //! | file | its job |
 //! |---|---|
-//! | `guard.rs` | the token and the breaker's name, checked before any change, and the answers |
+//! | `guard.rs` | the token and the breaker's name, checked before any change, the read token before any read, and the answers |
+//! | `credentials.rs` | the tokens a request offers (bearer, or Basic's password), compared in constant time |
+//! | `limit.rs` | the operator's requests a breaker takes in a second |
 //! | `health.rs` | the breakers' part of a readiness probe |
 //! | `audit.rs` | one log line for every operator request, with its peer |
 //! | `commands.rs` | the operator's commands |
@@ -82,11 +91,13 @@
 mod audit;
 mod commands;
 mod config;
+mod credentials;
 mod drill;
 mod guard;
 mod health;
 mod history;
 mod inject;
+mod limit;
 mod stop;
 mod trace;
 mod unrouted;
@@ -115,10 +126,14 @@ const PAGE: &str = include_str!("page.html");
 /// between transitions.
 const REFRESH: Duration = Duration::from_secs(1);
 
-/// The endpoint's settings: read-only unless it has a token.
+/// The endpoint's settings: read-only unless it has a token, and open to every reader unless
+/// it has a read token.
 #[derive(Clone, Default)]
 pub struct Endpoint {
     token: Option<Arc<str>>,
+    /// The token every read but `GET /health` needs, when set.
+    read_token: Option<Arc<str>>,
+    limit: limit::CommandLimit,
     /// The breakers whose open circuit makes `GET /health` answer 503.
     critical: Arc<[String]>,
     /// Whether `GET /health` is left out.
@@ -129,6 +144,8 @@ impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("commands", &self.token.is_some())
+            .field("reads_need_a_token", &self.read_token.is_some())
+            .field("commands_per_second", &self.limit.limit())
             .field("critical", &self.critical)
             .field("health", &!self.without_health)
             .finish()
@@ -152,6 +169,52 @@ impl Endpoint {
     pub fn token(mut self, token: impl Into<String>) -> Endpoint {
         let token = token.into();
         self.token = (!token.is_empty()).then(|| Arc::from(token));
+        self
+    }
+
+    /// Asks every read (the snapshots, the page, its events stream, the traces) for a token:
+    /// this one or the operator's ([`token`](Self::token)), as `Authorization: Bearer <token>`
+    /// or as the password of HTTP Basic (any user name), which a browser asks its user for
+    /// when the page answers 401. Without one, anyone who reaches the endpoint reads every
+    /// breaker's names, states, options and last errors. `GET /health` stays open (names and
+    /// states only: [`without_health`](Self::without_health) leaves it out). An empty token
+    /// sets none.
+    ///
+    /// ```
+    /// use axum::body::Body;
+    /// use breaker_runtime::endpoint::Endpoint;
+    /// use tower::ServiceExt;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let app = Endpoint::new().read_token("r3ad").token("0perate").router();
+    /// let read = |auth: Option<&str>| {
+    ///     let mut request = http::Request::get("/");
+    ///     if let Some(auth) = auth {
+    ///         request = request.header("authorization", auth);
+    ///     }
+    ///     app.clone().oneshot(request.body(Body::empty()).unwrap())
+    /// };
+    /// assert_eq!(read(None).await.unwrap().status(), 401);
+    /// assert_eq!(read(Some("Bearer r3ad")).await.unwrap().status(), 200);
+    /// assert_eq!(read(Some("Bearer 0perate")).await.unwrap().status(), 200, "the operator reads too");
+    /// // A browser's Basic credentials, the token as the password: base64("ops:r3ad").
+    /// assert_eq!(read(Some("Basic b3BzOnIzYWQ=")).await.unwrap().status(), 200);
+    /// # }
+    /// ```
+    pub fn read_token(mut self, token: impl Into<String>) -> Endpoint {
+        let token = token.into();
+        self.read_token = (!token.is_empty()).then(|| Arc::from(token));
+        self
+    }
+
+    /// How many of the operator's requests (commands, drills, injections, changes of options
+    /// and their stops) one breaker takes in a second, counted on tokio's clock; past it, 429
+    /// with `Retry-After: 1`. 10 unless set; 0 for no limit. Only requests that carry the
+    /// token and name a breaker that exists are counted, so a caller without the token cannot
+    /// spend the operator's budget.
+    pub fn command_limit(mut self, per_second: u32) -> Endpoint {
+        self.limit = limit::CommandLimit::per_second(per_second);
         self
     }
 
@@ -198,11 +261,18 @@ impl Endpoint {
         if !self.without_health {
             routes = routes.route("/health", get(health::get));
         }
-        routes
+        // Behind the read token, when one is set.
+        let read = Router::new()
             .route("/", get(breakers))
             .route("/events", get(events))
             .route("/{name}", get(breaker))
             .route("/{name}/trace", get(trace::get))
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                guard::reading,
+            ));
+        routes
+            .merge(read)
             .merge(operated)
             .method_not_allowed_fallback(unrouted::wrong_method)
             .fallback(unrouted::not_found)

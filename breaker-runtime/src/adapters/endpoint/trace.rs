@@ -2,8 +2,9 @@
 //!
 //! Without a query, the trace started with `trace_start` (no token: reading it is like reading a
 //! snapshot). With `?last=5m`, what the flight recorder kept of the last five minutes, the
-//! breaker's transitions among the calls: behind the token when one is configured, since it
-//! holds every call of the recent past. Streamed, a chunk of lines at a time, so the recorder's
+//! breaker's transitions among the calls: behind the read token when one is set, like every
+//! read, and otherwise behind the operator's token when one is set, since it holds every call
+//! of the recent past. Streamed, a chunk of lines at a time, so the recorder's
 //! calls are in memory once (as values) and never as one whole text.
 
 use axum::body::Body;
@@ -49,8 +50,10 @@ pub(super) async fn get(
         };
         return lines(Body::from(to_json_lines(&breaker.trace())));
     };
-    if let Some(token) = &endpoint.token {
-        if !super::guard::bears(&headers, token) {
+    // The read token where one is set (the reading guard checked it); otherwise the
+    // operator's, where one is set: the recorder holds every call of the recent past.
+    if let (None, Some(token)) = (&endpoint.read_token, &endpoint.token) {
+        if !super::credentials::bears(&headers, token) {
             return refuse(
                 StatusCode::UNAUTHORIZED,
                 "the flight recorder's calls need `Authorization: Bearer <token>`",
