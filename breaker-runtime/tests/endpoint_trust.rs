@@ -213,3 +213,30 @@ async fn a_flood_of_commands_is_turned_away_past_the_limit_and_told_when_to_come
     let calm = command("trust::calm", OPERATE).await.unwrap();
     assert_eq!(calm.status(), StatusCode::OK);
 }
+
+/// Found by the `endpoint` fuzz target: axum refused a path that is not UTF-8 once decoded in
+/// plain text, where every refusal of the endpoint is JSON.
+#[tokio::test]
+async fn a_refusal_made_before_any_handler_is_json_too() {
+    let base = served(Endpoint::new().token(OPERATE)).await;
+    let client = reqwest::Client::new();
+    for (method, path) in [
+        (reqwest::Method::GET, "/%da"),
+        (reqwest::Method::POST, "/%ff/reset"),
+        (reqwest::Method::PUT, "/%e2%82/config"),
+    ] {
+        let answer = client
+            .request(method, format!("{base}{path}"))
+            .bearer_auth(OPERATE)
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_client_error(), "{path}");
+        assert_eq!(
+            answer.headers()["content-type"],
+            "application/json",
+            "{path}"
+        );
+        assert!(error_of(answer).await.contains("UTF-8"), "{path}");
+    }
+}

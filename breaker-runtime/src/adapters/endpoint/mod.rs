@@ -276,6 +276,7 @@ impl Endpoint {
             .merge(operated)
             .method_not_allowed_fallback(unrouted::wrong_method)
             .fallback(unrouted::not_found)
+            .layer(axum::middleware::from_fn(unrouted::refusals_as_json))
             .layer(DefaultBodyLimit::max(commands::MAX_BODY))
             .with_state(self)
     }

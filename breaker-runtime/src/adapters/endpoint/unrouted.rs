@@ -1,8 +1,12 @@
 //! The answers to a request no route takes: a path the endpoint does not have (404), or a
 //! method its path does not take (405), each as JSON naming what the path takes, in the shape
-//! of every other refusal, where axum would answer with an empty body.
+//! of every other refusal, where axum would answer with an empty body; and any refusal made
+//! before a handler runs (an extractor's, such as a path that is not UTF-8 once decoded),
+//! put in that shape too.
 
-use axum::http::{Method, StatusCode, Uri};
+use axum::extract::Request;
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::Next;
 use axum::response::Response;
 
 use super::audit::{Audit, audited};
@@ -68,6 +72,40 @@ fn last_segment(path: &str) -> Option<&str> {
         (Some(_), Some(last), None) => Some(last),
         _ => None,
     }
+}
+
+/// The longest refusal text kept when one made outside the handlers is put in JSON: axum's
+/// own are a line.
+const MAX_REFUSAL: usize = 1_024;
+
+/// Puts every refusal (4xx, 5xx) that is not JSON yet, which only axum's extractors make
+/// before a handler runs, in the shape of every other: `{"error": "..."}`, with its text.
+pub(super) async fn refusals_as_json(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = HeaderValue::from_static("application/json");
+    if status.as_u16() < 400 || response.headers().get(header::CONTENT_TYPE) == Some(&json) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_REFUSAL)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+        .unwrap_or_default();
+    let text = if text.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_string()
+    } else {
+        text
+    };
+    let mut answer = refuse(status, &text);
+    // What the refusal said besides its body (`Allow`, `Retry-After`, ...) stays.
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().append(name, value.clone());
+        }
+    }
+    *answer.extensions_mut() = parts.extensions;
+    answer
 }
 
 #[cfg(test)]
