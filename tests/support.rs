@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use breaker_runtime::{Breaker, Config, ConfigBuilder, State, Transition};
 
+#[path = "soak/mod.rs"]
+pub mod soak;
+
 /// A builder with a count window of `n` and no timeout, the base most tests vary.
 pub fn count(n: u32) -> ConfigBuilder {
     Config::builder().count_window(n).no_timeout()
