@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use breaker_runtime::{Breaker, CallEvent, CallObserver, Config, Ending, State, add_call_observer};
+use breaker_tests::mix;
 
 #[derive(Default)]
 struct Ledger {
@@ -43,14 +44,6 @@ impl CallObserver for Counting {
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// SplitMix64, so each task's choices are reproducible from its index.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[test]

@@ -9,6 +9,14 @@ use breaker_runtime::{Breaker, Config, ConfigBuilder, State, Transition};
 #[path = "soak/mod.rs"]
 pub mod soak;
 
+/// SplitMix64: a task's draws, reproducible from its seed (the stress run and the soak).
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// A builder with a count window of `n` and no timeout, the base most tests vary.
 pub fn count(n: u32) -> ConfigBuilder {
     Config::builder().count_window(n).no_timeout()

@@ -850,50 +850,40 @@ fn half_open(c: &mut Criterion) {
             })
             .collect::<Vec<Breaker>>()
     };
-    let mut fleet = one_probe(Record::default());
     let trip_ours = |b: &mut Breaker| b.try_acquire().expect("closed").failure();
     let ours_closed = |b: &mut Breaker| assert_eq!(b.state(), State::Closed);
-    group.bench_function("probe closes: ours permit API (probes = 1)", |b| {
-        b.iter_custom(|iters| {
-            probe_rounds(
-                iters,
-                &mut fleet,
-                trip_ours,
-                |b| {
-                    black_box(ours_permit(b)).ok();
-                },
-                ours_closed,
-            )
-        })
-    });
-    group.bench_function("probe closes: ours Breaker::call (probes = 1)", |b| {
-        b.iter_custom(|iters| {
-            probe_rounds(
-                iters,
-                &mut fleet,
-                trip_ours,
-                |b| {
-                    black_box(poll_once(b.call(body()))).ok();
-                },
-                ours_closed,
-            )
-        })
-    });
-    let mut fleet = one_probe(Record::Off);
-    group.bench_function(
-        "probe closes: ours permit API (probes = 1, record = off)",
+    // Each case of ours on its own fleet: a fleet tripped by one case is closed again by it.
+    let ours_probe_closes = |group: &mut BenchmarkGroup<'_, WallTime>,
+                             name: &str,
+                             record: Record,
+                             probe: fn(&mut Breaker)| {
+        let mut fleet = one_probe(record);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| probe_rounds(iters, &mut fleet, trip_ours, probe, ours_closed))
+        });
+    };
+    ours_probe_closes(
+        &mut group,
+        "probe closes: ours permit API (probes = 1)",
+        Record::default(),
         |b| {
-            b.iter_custom(|iters| {
-                probe_rounds(
-                    iters,
-                    &mut fleet,
-                    trip_ours,
-                    |b| {
-                        black_box(ours_permit(b)).ok();
-                    },
-                    ours_closed,
-                )
-            })
+            black_box(ours_permit(b)).ok();
+        },
+    );
+    ours_probe_closes(
+        &mut group,
+        "probe closes: ours Breaker::call (probes = 1)",
+        Record::default(),
+        |b| {
+            black_box(poll_once(b.call(body()))).ok();
+        },
+    );
+    ours_probe_closes(
+        &mut group,
+        "probe closes: ours permit API (probes = 1, record = off)",
+        Record::Off,
+        |b| {
+            black_box(ours_permit(b)).ok();
         },
     );
 

@@ -26,6 +26,8 @@ use breaker_runtime::{
 };
 use tower::{Layer, ServiceExt};
 
+use crate::mix;
+
 /// The attribute's breaker.
 pub const ATTRIBUTE: &str = "soak::dependency";
 /// The tower keys' breakers are named this and their key.
@@ -137,14 +139,6 @@ impl CallObserver for Counting {
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// SplitMix64: each task's draws are reproducible from its seed.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// A call's end, as its caller saw it: the panics escaping it must be the dependency's own.
