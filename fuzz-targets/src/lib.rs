@@ -8,13 +8,17 @@
 #![deny(missing_docs)]
 
 mod config_file;
+mod consumer;
 mod endpoint;
+mod fleet;
 mod news;
 mod options;
 mod trace;
 
 pub use config_file::config_file;
+pub use consumer::consumer;
 pub use endpoint::endpoint;
+pub use fleet::fleet;
 pub use news::news;
 pub use options::options;
 pub use trace::trace;
@@ -23,10 +27,12 @@ pub use trace::trace;
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name its corpus folder has.
-pub const TARGETS: [(&str, Target); 5] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("options", options),
     ("trace", trace),
     ("endpoint", endpoint),
     ("config_file", config_file),
     ("news", news),
+    ("fleet", fleet),
+    ("consumer", consumer),
 ];

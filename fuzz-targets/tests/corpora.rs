@@ -1,6 +1,6 @@
-//! Every committed input of every fuzz target, replayed on stable: the corpora (`fuzz/corpus`,
-//! minimized) and what the fuzzers found (`fuzz/regressions`, each input named after the
-//! finding its fix holds).
+//! Every committed input of every fuzz target, replayed on stable: the seeds (`fuzz/seeds`,
+//! real inputs), the corpora (`fuzz/corpus`, minimized) and what the fuzzers found
+//! (`fuzz/regressions`, each input named after the finding its fix holds).
 
 use std::path::Path;
 
@@ -11,7 +11,7 @@ fn every_committed_input_of_every_target_passes() {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
     for (target, run) in TARGETS {
         let mut replayed = 0;
-        for folder in ["corpus", "regressions"] {
+        for folder in ["seeds", "corpus", "regressions"] {
             let Ok(inputs) = std::fs::read_dir(fuzz.join(folder).join(target)) else {
                 continue;
             };
