@@ -1,9 +1,9 @@
 //! A task waiting for admission is woken by the change that admits it, however the two race:
-//! a probe giving its slot back, or an order moving an open circuit to half-open. Both skip
-//! tokio's `Notify` while nobody waits, and neither fences (each is a `SeqCst`
-//! read-modify-write), so a waiter that counted itself must never be missed. Real threads race
-//! here (the one test of this crate that must): a missed wake-up would leave the waiter asleep
-//! until its own timer (a minute), far past the wait each round allows.
+//! a probe giving its slot back (a `SeqCst` read-modify-write, no fence), or an order moving
+//! an open circuit to half-open (under the lock, a fence). Both skip tokio's `Notify` while
+//! nobody waits, so a waiter that counted itself must never be missed. Real threads race here
+//! (the one test of this crate that must): a missed wake-up would leave the waiter asleep until
+//! its own timer (a minute), far past the wait each round allows.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -268,10 +268,11 @@ impl Breaker {
                 .flatten()
         };
         let change = Change::local(Tally::EMPTY, now);
-        let Some(announcement) = self.publish(seen, next, change, listeners) else {
+        let Some(mut announcement) = self.publish(seen, next, change, listeners) else {
             self.probes().release(generation, id);
             return None;
         };
+        announcement.swapped_alone();
         self.emit(announcement);
         let started = self.start_clock_from(
             self.word(),

@@ -113,11 +113,11 @@ impl Breaker {
         change: Change,
         listeners: impl FnOnce() -> Option<Arc<Listeners>>,
     ) -> Option<Announcement> {
-        // From open, `SeqCst`: the swap then orders the change against a waiter's count with
-        // no fence ([`wake_after_swap`](Self::wake_after_swap)), at the price of a `Release`
-        // swap on x86-64, where every read-modify-write is a full barrier.
-        let swapped = from.state() == State::Open;
-        if swapped {
+        // From open, `SeqCst`: the first call after the break, which changes nothing else
+        // after the swap, then orders it against a waiter's count with no fence
+        // ([`wake_after_swap`](Self::wake_after_swap)), at the price of a `Release` swap on
+        // x86-64, where every read-modify-write is a full barrier.
+        if from.state() == State::Open {
             self.state
                 .compare_exchange(from.0, next.0, Ordering::SeqCst, Ordering::Relaxed)
                 .ok()?;
@@ -137,7 +137,7 @@ impl Breaker {
             listeners: listeners(),
             registered: next.registered(),
             reason: None,
-            swapped,
+            swapped: false,
         })
     }
 
@@ -219,12 +219,19 @@ pub(super) struct Announcement {
     registered: bool,
     /// Why the circuit opened, for an opening's log line.
     reason: Option<OpenReason>,
-    /// Whether the word changed by a `SeqCst` read-modify-write, which orders the change
-    /// against the waiters' count without a fence.
+    /// Whether the change was the word's `SeqCst` swap alone, which orders it against the
+    /// waiters' count without a fence.
     swapped: bool,
 }
 
 impl Announcement {
+    /// Marks the change as the word's `SeqCst` swap and nothing after it: the first call after
+    /// the break. A transition under the lock changes more after its swap (a reconfiguration
+    /// waiting for it, say), which the waiters must see too: it fences.
+    pub(super) fn swapped_alone(&mut self) {
+        self.swapped = true;
+    }
+
     /// Marks an operator's opening as a drill's, in its log line.
     pub(super) fn drilled(&mut self) {
         if self.reason == Some(OpenReason::Forced) {

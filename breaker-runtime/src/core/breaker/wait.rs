@@ -134,8 +134,8 @@ impl Breaker {
     }
 
     /// Wakes every task waiting for admission, if one waits, after a change made by a `SeqCst`
-    /// read-modify-write (a probe slot given back, the swap from open to half-open): that, and
-    /// this `SeqCst` read, order the change and the waiter's count as
+    /// read-modify-write alone (a probe slot given back, the first call's swap from open to
+    /// half-open): that, and this `SeqCst` read, order the change and the waiter's count as
     /// [`wake_waiters`](Self::wake_waiters)' fence does, without a fence on the half-open path.
     /// (tokio's `notify_waiters` takes a lock even when nobody waits: it was a sixth of a
     /// half-open call.)
