@@ -24,40 +24,84 @@ struct Seen {
     count: AtomicU64,
 }
 
-/// One consumer for the whole run, on a runtime of its own: each input is one message.
-static RUNNING: LazyLock<(MemoryQueue<Vec<u8>>, Arc<Seen>)> = LazyLock::new(|| {
-    let queue = MemoryQueue::new(5);
-    let seen = Arc::new(Seen {
+/// Messages one consumer takes before a fresh queue and consumer replace it: the in-memory
+/// queue keeps every dead letter, as a dead-letter queue does, so a run of millions of inputs
+/// would otherwise end out of memory (it did, after 12 million).
+const MESSAGES_PER_QUEUE: u64 = 100_000;
+
+/// A consumer on a runtime of its own, each input one message, and how to stop it.
+struct Running {
+    queue: MemoryQueue<Vec<u8>>,
+    stop: CancellationToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    fn start(seen: &Arc<Seen>) -> Running {
+        let queue = MemoryQueue::new(5);
+        let config = Config::builder()
+            .name("fuzz::consumer")
+            .count_window(100)
+            .build()
+            .expect("valid");
+        let consumer = Consumer::builder(queue.clone(), Arc::new(Breaker::new(config))).build();
+        let handler_seen = Arc::clone(seen);
+        let handler = json(move |order: Delivery<Order, _>, _cancelled| {
+            *handler_seen.last.lock().expect("not poisoned") = Some(order.payload);
+            handler_seen.count.fetch_add(1, Ordering::SeqCst);
+            async { Ok::<_, Failure<std::io::Error>>(Handled::Done) }
+        });
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+                .block_on(consumer.run(handler, stopped));
+        });
+        Running {
+            queue,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+static SEEN: LazyLock<Arc<Seen>> = LazyLock::new(|| {
+    Arc::new(Seen {
         last: Mutex::new(None),
         count: AtomicU64::new(0),
-    });
-    let config = Config::builder()
-        .name("fuzz::consumer")
-        .count_window(100)
-        .build()
-        .expect("valid");
-    let consumer = Consumer::builder(queue.clone(), Arc::new(Breaker::new(config))).build();
-    let handler_seen = Arc::clone(&seen);
-    let handler = json(move |order: Delivery<Order, _>, _cancelled| {
-        *handler_seen.last.lock().expect("not poisoned") = Some(order.payload);
-        handler_seen.count.fetch_add(1, Ordering::SeqCst);
-        async { Ok::<_, Failure<std::io::Error>>(Handled::Done) }
-    });
-    std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-            .block_on(consumer.run(handler, CancellationToken::new()));
-    });
-    (queue, seen)
+    })
 });
+static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 
 /// Publishes the input as a message's body. **It settles exactly once: handled with the value
 /// serde reads from it when it decodes, dead-lettered without reaching the handler when it
 /// does not.**
 pub fn consumer(data: &[u8]) {
-    let (queue, seen) = &*RUNNING;
+    let seen = &*SEEN;
+    let mut running = RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let spent = running
+        .as_ref()
+        .is_none_or(|r| r.queue.stats().published >= MESSAGES_PER_QUEUE);
+    if spent {
+        // The old one stops (and its queue goes) before the new one starts.
+        *running = None;
+        *running = Some(Running::start(seen));
+    }
+    let queue = &running.as_ref().expect("started").queue;
     let before = queue.stats();
     let handled_before = seen.count.load(Ordering::SeqCst);
     queue.publish(data.to_vec());
