@@ -18,20 +18,24 @@ pub(super) fn bears(headers: &HeaderMap, token: &str) -> bool {
 /// Whether the request carries one of `tokens`, as a bearer or as a Basic password (any user
 /// name), each compared in constant time.
 pub(super) fn carries_any(headers: &HeaderMap, tokens: &[&str]) -> bool {
-    let offered = match authorization(headers) {
-        Some(value) => match value.strip_prefix("Bearer ") {
-            Some(token) => token.as_bytes().to_vec(),
-            None => match value.strip_prefix("Basic ").and_then(basic_password) {
-                Some(password) => password,
+    let password;
+    let offered = match bearer(headers) {
+        Some(token) => token.as_bytes(),
+        None => {
+            let basic = authorization(headers).and_then(|value| value.strip_prefix("Basic "));
+            match basic.and_then(basic_password) {
+                Some(decoded) => {
+                    password = decoded;
+                    &password[..]
+                }
                 None => return false,
-            },
-        },
-        None => return false,
+            }
+        }
     };
     // Every token is compared, so the time does not say which one matched.
     tokens
         .iter()
-        .fold(false, |any, token| same(&offered, token.as_bytes()) | any)
+        .fold(false, |any, token| same(offered, token.as_bytes()) | any)
 }
 
 fn authorization(headers: &HeaderMap) -> Option<&str> {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::base::clock::{self, Nanos};
+use crate::base::clock::{self, Nanos, Reading};
 use crate::base::sync::Ordering;
 use crate::core::breaker::Breaker;
 use crate::core::breaker::observer::Ending;
@@ -204,10 +204,14 @@ impl Breaker {
     }
 
     /// The reading that ends a call [`start_clock_for`](Self::start_clock_for) timed for the
-    /// recorder alone: on the recorder's clock, as its start was.
+    /// recorder alone: on the recorder's clock, as its start was, and which clock that is.
     #[inline]
-    pub(super) fn flight_end_clock(&self) -> Nanos {
-        clock::reading(self.flight().is_some_and(Flight::coarse))
+    pub(super) fn flight_end_clock(&self) -> Reading {
+        let coarse = self.flight().is_some_and(Flight::coarse);
+        Reading {
+            at: clock::reading(coarse),
+            coarse,
+        }
     }
 
     /// Bytes on the heap behind the recorder.

@@ -11,7 +11,6 @@ use crate::core::breaker::transition::Change;
 use crate::core::injection::Fault;
 use crate::core::probes::ProbeId;
 use crate::core::state::State;
-use crate::core::trace::flight::Flight;
 use crate::core::window::{Moved, Outcome, Tally};
 
 impl Breaker {
@@ -77,11 +76,14 @@ impl Breaker {
         let precise = self.config.slow_call_nanos() > 0 || observer::installed();
         let timed = started.map(|started| {
             let ended = if precise {
-                clock::now()
+                Reading {
+                    at: clock::now(),
+                    coarse: false,
+                }
             } else {
                 self.flight_end_clock()
             };
-            (ended, ended.saturating_sub(started))
+            (ended, ended.at.saturating_sub(started))
         });
         let took = timed.map(|(_, took)| took);
         let outcome = match ending {
@@ -100,6 +102,7 @@ impl Breaker {
             Kind::Closed { generation } | Kind::Counted { generation } => {
                 if let Some(outcome) = outcome {
                     if let Some((ended, took)) = timed.filter(|_| precise) {
+                        let ended = ended.at;
                         self.keep_duration(generation, ended, took);
                     }
                     if matches!(kind, Kind::Counted { .. }) {
@@ -109,10 +112,7 @@ impl Breaker {
                 }
             }
             Kind::Probe { generation, id } => {
-                let ended = timed.map(|(at, _)| Reading {
-                    at,
-                    coarse: !precise && self.flight().is_some_and(Flight::coarse),
-                });
+                let ended = timed.map(|(ended, _)| ended);
                 self.finish_probe(generation, id, outcome, ended);
             }
             // (A delayed call was taken apart above, into the kind it was admitted as.)
