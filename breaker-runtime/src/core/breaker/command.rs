@@ -181,9 +181,7 @@ impl Breaker {
         if let Some(drill) = drill {
             drill.log(self, to.as_str());
         }
-        if let Some(event) = event
-            && event.from != event.to
-        {
+        if let Some(event) = event.filter(|event| event.from != event.to) {
             self.emit(event);
         }
     }
