@@ -155,6 +155,8 @@
 //! [`MemoryQueue`] is the model: read it first; `AmqpQueue` shows a broker that pushes.
 
 #![deny(missing_docs)]
+// On docs.rs every feature is documented, each gated item marked with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "amqp")]
 pub mod amqp;

@@ -1,5 +1,37 @@
 //! One circuit for a fleet of processes.
 //!
+//! Each process runs its own breakers; the fleet lets them act as one circuit. Two processes,
+//! each with too few failures of its own to open, open together on the fleet's:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use breaker_fleet::{Fleet, MemoryFleet, Options};
+//! use breaker_runtime::{Breaker, Config, State, Verdict};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let place = MemoryFleet::new();
+//! let config = Config::builder().name("payments").count_window(20).min_calls(10).build().unwrap();
+//! let (here, there) = (Arc::new(Breaker::new(config.clone())), Arc::new(Breaker::new(config)));
+//! let a = Fleet::start(place.clone(), Options::default().with(Arc::clone(&here)));
+//! let b = Fleet::start(place.clone(), Options::default().with(Arc::clone(&there)));
+//!
+//! // Six failures here and six there: neither window opens alone (min_calls is 10)...
+//! for breaker in [&here, &there] {
+//!     for _ in 0..6 {
+//!         breaker.try_acquire().unwrap().record(Verdict::Failure);
+//!     }
+//! }
+//! assert_eq!(here.state(), State::Closed);
+//! // ...but the fleet's twelve do, in both processes.
+//! tokio::time::sleep(Duration::from_millis(300)).await;
+//! assert_eq!((here.state(), there.state()), (State::Open, State::Open));
+//! # a.leave().await;
+//! # b.leave().await;
+//! # }
+//! ```
+//!
 //! Each process runs its own [`Breaker`](breaker_runtime::Breaker)s, and they stay
 //! authoritative: a call never waits on the fleet, and nothing here touches the call path. A
 //! member task in each process shares three things through a meeting place (Redis, or
@@ -47,37 +79,10 @@
 //! by the moments between the two), and one probe still ends it. A double decision lets no
 //! call through and undoes no closing (a decision taken on a reading older than a closing is
 //! dropped); what it costs is a break a little longer and two `fleet_opens` for one outage.
-//!
-//! ```
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//! use breaker_fleet::{Fleet, MemoryFleet, Options};
-//! use breaker_runtime::{Breaker, Config, State, Verdict};
-//!
-//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
-//! # async fn main() {
-//! let place = MemoryFleet::new();
-//! let config = Config::builder().name("payments").count_window(20).min_calls(10).build().unwrap();
-//! let (here, there) = (Arc::new(Breaker::new(config.clone())), Arc::new(Breaker::new(config)));
-//! let a = Fleet::start(place.clone(), Options::default().with(Arc::clone(&here)));
-//! let b = Fleet::start(place.clone(), Options::default().with(Arc::clone(&there)));
-//!
-//! // Six failures here and six there: neither window opens alone (min_calls is 10)...
-//! for breaker in [&here, &there] {
-//!     for _ in 0..6 {
-//!         breaker.try_acquire().unwrap().record(Verdict::Failure);
-//!     }
-//! }
-//! assert_eq!(here.state(), State::Closed);
-//! // ...but the fleet's twelve do, in both processes.
-//! tokio::time::sleep(Duration::from_millis(300)).await;
-//! assert_eq!((here.state(), there.state()), (State::Open, State::Open));
-//! # a.leave().await;
-//! # b.leave().await;
-//! # }
-//! ```
 
 #![deny(missing_docs)]
+// On docs.rs every feature is documented, each gated item marked with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod agent;
 mod buckets;

@@ -1,5 +1,41 @@
 //! The `#[circuit_breaker]` attribute and `#[derive(IsFailure)]`, re-exported by
-//! `breaker-runtime`: depend on that crate, not on this one.
+//! `breaker-runtime`: depend on that crate, not on this one, since the code they write calls
+//! into it.
+//!
+//! ```
+//! use breaker_runtime::{circuit_breaker, BreakerError, IsFailure};
+//!
+//! #[derive(Debug, IsFailure)]
+//! enum LookupError {
+//!     Unavailable,
+//!     #[breaker(healthy)]
+//!     NotFound,
+//!     #[breaker(transparent)]
+//!     Breaker(BreakerError),
+//! }
+//!
+//! impl From<BreakerError> for LookupError {
+//!     fn from(e: BreakerError) -> Self {
+//!         LookupError::Breaker(e)
+//!     }
+//! }
+//!
+//! #[circuit_breaker(window = "4", fallback = cached)]
+//! async fn lookup(sku: u32) -> Result<&'static str, LookupError> {
+//!     Err(LookupError::Unavailable) // the catalog is down
+//! }
+//!
+//! async fn cached(sku: u32) -> Result<&'static str, LookupError> {
+//!     Ok("from the cache")
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! assert_eq!(lookup(7).await.unwrap(), "from the cache");
+//! # }
+//! ```
+//!
+//! The options, their grammar and defaults are in `breaker-runtime`'s docs of the attribute.
 //!
 //! The crate reads as a pipeline: `attr` parses the attribute's arguments into typed options
 //! (with `grammar` for the percentages, counts and durations), `valid` checks them against

@@ -27,6 +27,13 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// On docs.rs every feature is documented, each gated item marked with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The crate's README, compiled only to run its example as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct Readme;
 
 mod error;
 mod explain;
