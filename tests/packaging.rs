@@ -4,21 +4,9 @@
 //! `scripts/check-package` packages the crates themselves and builds from the packages.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The crates a user depends on or installs, in the order they can be published.
-const PUBLISHED: [&str; 6] = [
-    "breaker-options",
-    "breaker-macros",
-    "breaker-runtime",
-    "breaker-consumer",
-    "breaker-fleet",
-    "breaker-replay",
-];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use breaker_tests::{PUBLISHED, workspace_root as root};
 
 fn manifest(path: &Path) -> toml::Table {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -5,21 +5,9 @@
 //! breaker-tests --test public_api` writes it.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PUBLISHED: [&str; 6] = [
-    "breaker-options",
-    "breaker-macros",
-    "breaker-runtime",
-    "breaker-consumer",
-    "breaker-fleet",
-    "breaker-replay",
-];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use breaker_tests::{PUBLISHED, workspace_root as root};
 
 fn listing(crate_name: &str) -> String {
     let output = Command::new("cargo")

@@ -4,35 +4,7 @@
 
 use breaker_runtime::{BreakerError, IsFailure, circuit_breaker, registry};
 
-#[derive(Debug)]
-struct Order;
-#[derive(Debug, PartialEq)]
-struct Receipt(&'static str);
-#[derive(Debug)]
-struct ChargeId;
-#[derive(Debug, PartialEq)]
-struct Refund;
-
-struct Payments;
-impl Payments {
-    async fn charge(&self, _: &Order) -> Result<Receipt, PayError> {
-        Err(PayError::Unavailable)
-    }
-    async fn refund(&self, _: &ChargeId) -> Result<Refund, PayError> {
-        Ok(Refund)
-    }
-}
-#[allow(non_upper_case_globals)] // named as the README's call sites name it
-static payments: Payments = Payments;
-
-struct Outbox;
-impl Outbox {
-    async fn enqueue(&self, _: &Order) -> Result<Receipt, PayError> {
-        Ok(Receipt("queued"))
-    }
-}
-#[allow(non_upper_case_globals)]
-static outbox: Outbox = Outbox;
+include!("../scripts/readme-snippet/stubs.rs");
 
 // ---- as in the README ----
 

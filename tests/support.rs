@@ -84,3 +84,18 @@ pub fn record_transitions(b: &Breaker) -> Arc<Mutex<Vec<(State, State)>>> {
         .forever();
     seen
 }
+
+/// The crates a user depends on or installs, in the order they can be published.
+pub const PUBLISHED: [&str; 6] = [
+    "breaker-options",
+    "breaker-macros",
+    "breaker-runtime",
+    "breaker-consumer",
+    "breaker-fleet",
+    "breaker-replay",
+];
+
+/// The repository's root, where the workspace's manifest is.
+pub fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}

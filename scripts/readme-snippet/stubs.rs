@@ -1,6 +1,6 @@
-//! The README's "Use" example in a project of its own, made by `scripts/check-package` from the
-//! README's install snippet: what a user who copies both gets. The payment API (down) and the
-//! outbox are stubbed; the example itself is pasted below as the README writes it.
+// What the README's "Use" example calls, stubbed: a payment API that is down and an outbox. Put
+// in front of the example as the README writes it, by `scripts/check-package` (a project of its
+// own, made from the README's install snippet) and by `tests/readme.rs`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
