@@ -1,7 +1,7 @@
 //! One circuit for a fleet of processes.
 //!
-//! Each process runs its own breakers; the fleet lets them act as one circuit. Two processes,
-//! each with too few failures of its own to open, open together on the fleet's:
+//! Two processes, each with too few failures of its own to open its breaker, open together on
+//! the fleet's window:
 //!
 //! ```
 //! use std::sync::Arc;
