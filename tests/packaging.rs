@@ -18,36 +18,49 @@ fn workspace() -> toml::Table {
     manifest(&root().join("Cargo.toml"))
 }
 
-fn package(crate_name: &str) -> toml::Table {
-    let manifest = manifest(&root().join(crate_name).join("Cargo.toml"));
-    manifest["package"].as_table().expect("[package]").clone()
+/// A member's `[package]`, read once, with the `[workspace.package]` it inherits from.
+struct Package {
+    table: toml::Table,
+    inherited: toml::Table,
 }
 
-/// A package field's value, read through `field.workspace = true` when it is inherited.
-fn field(crate_name: &str, key: &str) -> Option<toml::Value> {
-    let value = package(crate_name).get(key)?.clone();
-    let inherited = value
-        .as_table()
-        .and_then(|t| t.get("workspace"))
-        .and_then(toml::Value::as_bool)
-        == Some(true);
-    if inherited {
-        workspace()["workspace"]["package"].get(key).cloned()
-    } else {
-        Some(value)
+impl Package {
+    fn read(member: &str, workspace: &toml::Table) -> Package {
+        let manifest = manifest(&root().join(member).join("Cargo.toml"));
+        Package {
+            table: manifest["package"].as_table().expect("[package]").clone(),
+            inherited: workspace["workspace"]["package"]
+                .as_table()
+                .unwrap()
+                .clone(),
+        }
     }
-}
 
-fn repository() -> String {
-    workspace()["workspace"]["package"]["repository"]
-        .as_str()
-        .expect("[workspace.package] repository")
-        .to_owned()
+    /// A field's value, read through `field.workspace = true` when it is inherited.
+    fn field(&self, key: &str) -> Option<toml::Value> {
+        let value = self.table.get(key)?;
+        let inherited = value
+            .as_table()
+            .and_then(|t| t.get("workspace"))
+            .and_then(toml::Value::as_bool)
+            == Some(true);
+        if inherited {
+            self.inherited.get(key).cloned()
+        } else {
+            Some(value.clone())
+        }
+    }
+
+    fn publish(&self) -> Option<bool> {
+        self.table.get("publish").and_then(toml::Value::as_bool)
+    }
 }
 
 #[test]
 fn every_published_manifest_says_what_the_registry_shows() {
+    let workspace = workspace();
     for name in PUBLISHED {
+        let package = Package::read(name, &workspace);
         for key in [
             "description",
             "license",
@@ -55,24 +68,28 @@ fn every_published_manifest_says_what_the_registry_shows() {
             "documentation",
             "readme",
         ] {
-            let value = field(name, key).unwrap_or_else(|| panic!("{name}: no `{key}`"));
+            let value = package
+                .field(key)
+                .unwrap_or_else(|| panic!("{name}: no `{key}`"));
             let text = value
                 .as_str()
                 .unwrap_or_else(|| panic!("{name}: `{key}` is not a string"));
             assert!(!text.trim().is_empty(), "{name}: `{key}` is empty");
         }
         assert_eq!(
-            field(name, "license").unwrap().as_str(),
+            package.field("license").unwrap().as_str(),
             Some("MIT OR Apache-2.0"),
             "{name}"
         );
         assert_eq!(
-            field(name, "documentation").unwrap().as_str(),
+            package.field("documentation").unwrap().as_str(),
             Some(format!("https://docs.rs/{name}").as_str()),
             "{name}"
         );
         for key in ["keywords", "categories"] {
-            let list = field(name, key).unwrap_or_else(|| panic!("{name}: no `{key}`"));
+            let list = package
+                .field(key)
+                .unwrap_or_else(|| panic!("{name}: no `{key}`"));
             let list = list
                 .as_array()
                 .unwrap_or_else(|| panic!("{name}: `{key}` is not a list"));
@@ -90,7 +107,7 @@ fn every_published_manifest_says_what_the_registry_shows() {
             }
         }
         assert_ne!(
-            package(name).get("publish").and_then(toml::Value::as_bool),
+            package.publish(),
             Some(false),
             "{name} is for users: it must be publishable"
         );
@@ -99,20 +116,16 @@ fn every_published_manifest_says_what_the_registry_shows() {
 
 #[test]
 fn only_the_published_crates_can_be_published() {
-    let members = workspace()["workspace"]["members"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let workspace = workspace();
+    let members = workspace["workspace"]["members"].as_array().unwrap();
     for member in members {
-        let member = member.as_str().unwrap();
-        let name = package(member)["name"].as_str().unwrap().to_owned();
-        if PUBLISHED.contains(&name.as_str()) {
+        let package = Package::read(member.as_str().unwrap(), &workspace);
+        let name = package.table["name"].as_str().unwrap();
+        if PUBLISHED.contains(&name) {
             continue;
         }
         assert_eq!(
-            package(member)
-                .get("publish")
-                .and_then(toml::Value::as_bool),
+            package.publish(),
             Some(false),
             "{name} is not for users: `publish = false` keeps it off the registry"
         );
@@ -179,9 +192,13 @@ fn anchors(markdown: &str) -> Vec<String> {
 
 #[test]
 fn the_packaged_readmes_links_work_from_the_registrys_page() {
-    let blob = format!("{}/blob/main/", repository());
+    let workspace = workspace();
+    let repository = workspace["workspace"]["package"]["repository"]
+        .as_str()
+        .expect("[workspace.package] repository");
+    let blob = format!("{repository}/blob/main/");
     for name in PUBLISHED {
-        let readme = field(name, "readme").unwrap();
+        let readme = Package::read(name, &workspace).field("readme").unwrap();
         let readme = root().join(name).join(readme.as_str().unwrap());
         let text =
             fs::read_to_string(&readme).unwrap_or_else(|e| panic!("{}: {e}", readme.display()));
